@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything triton-spirv needs on a fresh Debian machine (run as root or with sudo):
+# an OpenCL device (PoCL on the CPU) when none is usable, then the Python package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO=sudo; fi
+
+have_opencl_device() {
+  python3 - <<'PY' 2>/dev/null
+import sys
+try:
+    import pyopencl as cl
+    sys.exit(0 if any(p.get_devices() for p in cl.get_platforms()) else 1)
+except Exception:
+    sys.exit(1)
+PY
+}
+
+apt_packages="pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo"
+if [ "${WITH_OCLGRIND:-0}" = 1 ]; then apt_packages="$apt_packages oclgrind"; fi
+if ! have_opencl_device || [ "${WITH_OCLGRIND:-0}" = 1 ]; then
+  if command -v apt-get >/dev/null; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $apt_packages
+  else
+    echo "No usable OpenCL device and no apt-get: install an OpenCL ICD (e.g. PoCL) by hand." >&2
+  fi
+fi
+
+# torch first, pinned to the CPU build: a bare 'torch' requirement may pull a CUDA build.
+python3 -m pip install -q "torch==2.13.0"
+extras="${EXTRAS:-}"
+python3 -m pip install -q -e ".${extras:+[$extras]}"

@@ -1,0 +1,127 @@
+"""`triton-spirv`: compile a Triton kernel from a Python file and show or write its stages.
+
+    triton-spirv compile kernels.py add_kernel \
+        --signature x_ptr=*fp32,y_ptr=*fp32,out_ptr=*fp32,n=i32 --constexpr BLOCK_SIZE=1024 \
+        [--stage cl | --stage all] [-o DIR]
+
+Stages: ttir, linalg, memref, cl (the OpenCL C), clbin (the packed program).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+
+STAGES = ("ttir", "linalg", "memref", "cl")
+
+
+class CommandError(Exception):
+    pass
+
+
+def _load_python_file(path: str):
+    if not os.path.exists(path):
+        raise CommandError(f"no such file: {path}")
+    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec.loader.exec_module(module)
+    return module
+
+
+def _parse_pairs(text: str, what: str) -> dict:
+    pairs = {}
+    for item in filter(None, (t.strip() for t in (text or "").split(","))):
+        if "=" not in item:
+            raise CommandError(f"{what} entry '{item}' is not NAME=VALUE")
+        name, value = item.split("=", 1)
+        pairs[name.strip()] = value.strip()
+    return pairs
+
+
+def _constexpr_value(text: str):
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    if text in ("True", "False"):
+        return text == "True"
+    return text
+
+
+def compile_kernel(path: str, kernel: str, signature: str, constexprs: str):
+    """Compiles `kernel` of the Python file `path`; returns Triton's CompiledKernel."""
+    import triton
+    from triton.compiler.compiler import ASTSource
+
+    module = _load_python_file(path)
+    fn = getattr(module, kernel, None)
+    if fn is None or not hasattr(fn, "arg_names"):
+        raise CommandError(f"{path} has no @triton.jit function named '{kernel}'")
+    types = _parse_pairs(signature, "--signature")
+    consts = {k: _constexpr_value(v) for k, v in _parse_pairs(constexprs, "--constexpr").items()}
+    sig = {}
+    for name in fn.arg_names:
+        if name in consts:
+            sig[name] = "constexpr"
+        elif name in types:
+            sig[name] = types[name]
+        else:
+            raise CommandError(f"argument '{name}' of '{kernel}' needs a type in --signature "
+                               f"or a value in --constexpr")
+    unknown = set(types) | set(consts)
+    unknown -= set(fn.arg_names)
+    if unknown:
+        raise CommandError(f"'{kernel}' has no argument(s) {sorted(unknown)}")
+    const_paths = {(fn.arg_names.index(k),): v for k, v in consts.items()}
+    src = ASTSource(fn, sig, const_paths)
+    target = triton.runtime.driver.active.get_current_target()
+    return triton.compile(src, target=target)
+
+
+def cmd_compile(args) -> int:
+    compiled = compile_kernel(args.file, args.kernel, args.signature, args.constexpr)
+    stages = STAGES if args.stage == "all" else (args.stage,)
+    if args.output:
+        os.makedirs(args.output, exist_ok=True)
+        for ext in stages:
+            path = os.path.join(args.output, f"{compiled.name}.{ext}")
+            with open(path, "w") as f:
+                f.write(compiled.asm[ext])
+            print(path)
+        return 0
+    for ext in stages:
+        if len(stages) > 1:
+            print(f"// ===== {ext} =====")
+        print(compiled.asm[ext])
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="triton-spirv", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compile", help="compile a @triton.jit kernel and print/write its stages")
+    c.add_argument("file", help="Python file defining the kernel")
+    c.add_argument("kernel", help="name of the @triton.jit function")
+    c.add_argument("--signature", default="", help="NAME=TYPE,... e.g. x_ptr=*fp32,n=i32")
+    c.add_argument("--constexpr", default="", help="NAME=VALUE,... e.g. BLOCK_SIZE=1024")
+    c.add_argument("--stage", default="cl", choices=STAGES + ("all",))
+    c.add_argument("-o", "--output", help="write the stages into this directory")
+    c.set_defaults(run=cmd_compile)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except CommandError as err:
+        print(f"triton-spirv: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

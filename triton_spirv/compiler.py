@@ -1,0 +1,192 @@
+"""The Triton backend: compiler stages for OpenCL devices.
+
+Stages (each a small function; Triton's cache keeps every one of them):
+
+    ttir    Triton's own TTIR passes (inlining, canonicalization, descriptor rewrite)
+    linalg  TTIR text -> upstream-MLIR module (ttir.reader) -> Linalg on tensors
+    memref  upstream passes (pipeline.py) -> the memref stage (docs/memref-stage.md)
+    cl      the OpenCL C source (emitter_opencl)
+    clbin   the program built for the device, packed with the source and launch facts
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Dict, Optional, Tuple
+
+from triton._C.libtriton import ir as triton_ir
+from triton._C.libtriton import passes
+from triton.backends.compiler import BaseBackend, GPUTarget, Language
+
+BACKEND_NAME = "opencl"
+
+
+@dataclass(frozen=True)
+class OpenCLOptions:
+    num_warps: int = 4
+    num_ctas: int = 1
+    num_stages: int = 1
+    warp_size: int = 1
+    maxnreg: Optional[int] = None
+    enable_fp_fusion: bool = True
+    supported_fp8_dtypes: Tuple[str, ...] = ()
+    deprecated_fp8_dot_operand_dtypes: Tuple[str, ...] = ()
+    # tf32 has no meaning on OpenCL devices: every precision is computed as ieee fp32.
+    default_dot_input_precision: str = "ieee"
+    allowed_dot_input_precisions: Tuple[str, ...] = ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6")
+    max_num_imprecise_acc_default: int = 0
+    extern_libs: Optional[tuple] = None
+    debug: bool = False
+    # Triton's overflow checks would add i64 compares to every offset computation.
+    sanitize_overflow: bool = False
+    launch_cooperative_grid: bool = False
+    launch_pdl: bool = False
+    arch: Optional[str] = None
+    backend_name: str = BACKEND_NAME
+    instrumentation_mode: str = ""
+    fpsan_homomorphic_casts: bool = False
+    # Options of other backends that autotune configs written for them pass: accepted,
+    # ignored.
+    matrix_instr_nonkdim: int = 0
+    waves_per_eu: int = 0
+    kpack: int = 1
+
+    def hash(self) -> str:
+        key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
+        return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _source_hash() -> str:
+    """Changes whenever the compiler itself changes, so stale cache entries are not reused."""
+    digest = hashlib.sha256()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for package in ("triton_spirv", "emitter_opencl", "launcher"):
+        base = os.path.join(root, package)
+        for dirpath, _dirs, files in sorted(os.walk(base)):
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    with open(os.path.join(dirpath, name), "rb") as f:
+                        digest.update(f.read())
+    return digest.hexdigest()
+
+
+class OpenCLBackend(BaseBackend):
+    binary_ext = "clbin"
+
+    @staticmethod
+    def supports_target(target: GPUTarget):
+        return target.backend == BACKEND_NAME
+
+    def __init__(self, target: GPUTarget) -> None:
+        super().__init__(target)
+        self.binary_ext = "clbin"
+
+    @functools.lru_cache(maxsize=None)
+    def hash(self) -> str:
+        return f"{BACKEND_NAME}-{self.target.arch}-{_source_hash()}"
+
+    def parse_options(self, opts) -> OpenCLOptions:
+        args = {k: opts[k] for k in OpenCLOptions.__dataclass_fields__ if k in opts
+                and opts[k] is not None}
+        args["arch"] = str(self.target.arch)
+        args["warp_size"] = self.target.warp_size
+        args.setdefault("sanitize_overflow", False)
+        if "extern_libs" in args:
+            args["extern_libs"] = tuple(dict(args["extern_libs"]).items())
+        if "supported_fp8_dtypes" in args:
+            args["supported_fp8_dtypes"] = tuple(args["supported_fp8_dtypes"])
+        return OpenCLOptions(**args)
+
+    def pack_metadata(self, metadata):
+        return (metadata.num_warps, metadata.num_ctas, metadata.shared)
+
+    def get_codegen_implementation(self, options):
+        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1)}
+
+    def get_module_map(self) -> Dict[str, ModuleType]:
+        from triton.language.extra.cuda import libdevice
+        return {"triton.language.extra.libdevice": libdevice}
+
+    def load_dialects(self, ctx):
+        pass
+
+    def add_stages(self, stages, options, language):
+        if language != Language.TRITON:
+            raise NotImplementedError("the OpenCL backend compiles Triton kernels, not Gluon")
+        for ext, stage in (("ttir", make_ttir), ("linalg", make_linalg), ("memref", make_memref),
+                           ("cl", make_cl), ("clbin", make_clbin)):
+            stages[ext] = _dumping(ext, functools.partial(_run_stage, stage, options=options))
+
+
+DUMP_ENV = "TRITON_SPIRV_DUMP_DIR"
+
+
+def _run_stage(stage, src, metadata, options):
+    return stage(src, metadata, options)
+
+
+def _dumping(ext, stage):
+    """Writes each stage's output to $TRITON_SPIRV_DUMP_DIR/<kernel>/<kernel>.<ext> when set."""
+
+    def run(src, metadata):
+        out = stage(src, metadata)
+        directory = os.environ.get(DUMP_ENV)
+        if directory:
+            from .stages import dump_stage
+            text = out if isinstance(out, (str, bytes)) else str(out)
+            dump_stage(directory, metadata.get("name", "kernel"), ext, text)
+        return out
+
+    return run
+
+
+# ---------------------------------------------------------------------------------------
+# Stages
+
+
+def make_ttir(mod, metadata, options):
+    pm = triton_ir.pass_manager(mod.context)
+    pm.enable_debug()
+    passes.common.add_inliner(pm)
+    passes.ttir.add_rewrite_tensor_descriptor_to_pointer(pm)
+    passes.common.add_canonicalizer(pm)
+    passes.ttir.add_combine(pm)
+    passes.ttir.add_reorder_broadcast(pm)
+    passes.common.add_cse(pm)
+    passes.common.add_symbol_dce(pm)
+    passes.ttir.add_loop_unroll(pm)
+    pm.run(mod, "make_ttir")
+    metadata["name"] = mod.get_entry_func_name()
+    return mod
+
+
+def _print(module) -> str:
+    return module.operation.get_asm(enable_debug_info=True)
+
+
+def make_linalg(src, metadata, options) -> str:
+    from .stages import ttir_to_linalg_text
+    return ttir_to_linalg_text(str(src))
+
+
+def make_memref(src: str, metadata, options) -> str:
+    from .stages import linalg_to_memref_text
+    return linalg_to_memref_text(src)
+
+
+def make_cl(src: str, metadata, options) -> str:
+    from .stages import memref_to_opencl
+    emitted = memref_to_opencl(src)
+    metadata["name"] = emitted.name
+    metadata["shared"] = emitted.local_mem_bytes
+    metadata["local_size"] = list(emitted.local_size)
+    metadata["arg_types"] = list(emitted.arg_types)
+    return emitted.source
+
+
+def make_clbin(src: str, metadata, options) -> bytes:
+    from .stages import opencl_to_clbin
+    return opencl_to_clbin(src, metadata)

@@ -1,0 +1,60 @@
+"""The text-to-text steps behind the compiler stages, shared by the Triton backend, the
+command line and the HLO frontend. Each step parses its input in a fresh MLIR context,
+so a stage can be re-run from its cached text."""
+from __future__ import annotations
+
+import os
+
+from mlir import ir
+
+
+def new_context() -> ir.Context:
+    ctx = ir.Context()
+    # TTIR ops (`tt.*`) are read as unregistered ops in generic form.
+    ctx.allow_unregistered_dialects = True
+    return ctx
+
+
+def print_module(module: ir.Module) -> str:
+    return module.operation.get_asm(enable_debug_info=True)
+
+
+def ttir_to_linalg_text(ttir_text: str) -> str:
+    from .ttir import read_ttir
+    from .ttir_to_linalg import convert_ttir
+    with new_context() as ctx:
+        return print_module(convert_ttir(read_ttir(ttir_text, ctx)))
+
+
+def linalg_to_memref_text(linalg_text: str) -> str:
+    from .pipeline import lower_to_memref
+    with new_context():
+        module = ir.Module.parse(linalg_text)
+        return print_module(lower_to_memref(module))
+
+
+def memref_to_opencl(memref_text: str):
+    from emitter_opencl import emit_opencl
+    with new_context():
+        return emit_opencl(ir.Module.parse(memref_text))
+
+
+def opencl_to_clbin(source: str, metadata: dict) -> bytes:
+    from launcher import build_program, pack_clbin
+    from launcher.device import current_device
+    device = current_device()
+    _program, binary = build_program(source, device.cl_device if hasattr(device, "cl_device") else device)
+    return pack_clbin(name=metadata["name"], source=source, binary=binary, device=device,
+                      arg_types=metadata["arg_types"], local_size=metadata["local_size"],
+                      local_mem_bytes=metadata["shared"])
+
+
+def dump_stage(directory: str, kernel: str, ext: str, content) -> str:
+    """Writes one stage of one kernel to `directory/kernel/kernel.ext` and returns the path."""
+    folder = os.path.join(directory, kernel)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{kernel}.{ext}")
+    mode = "wb" if isinstance(content, bytes) else "w"
+    with open(path, mode) as f:
+        f.write(content)
+    return path

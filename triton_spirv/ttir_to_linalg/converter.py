@@ -1,0 +1,620 @@
+"""TTIR (as read by `triton_spirv.ttir.reader`) -> Linalg on tensors.
+
+One `KernelConverter` per `tt.func`. It walks the TTIR ops in order and keeps, for each
+TTIR value, what it became (`values.Value`, `Pointer`, `PointerTensor`). Each op kind has
+one handler in `HANDLERS`; arith and math ops share the elementwise handler, which wraps
+the scalar op in a `linalg.generic` when its operands are tensors.
+
+Kernel signature: each `!tt.ptr<T>` argument becomes a `memref<?xT>` (the whole buffer),
+scalars keep their type. Program ids are `gpu.block_id`, numbers of programs
+`gpu.grid_dim`: one Triton program is one OpenCL work-group.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional
+
+from mlir import ir
+from mlir.dialects import arith, func, gpu, linalg, scf, tensor
+
+from . import analysis
+from . import builders as b
+from . import memory
+from .values import Converted, Pointer, PointerTensor, Value, flatten, rebuild
+
+
+class ConversionError(Exception):
+    """A TTIR op or type the converter does not support, with where it came from."""
+
+
+def _attr_int(op, name: str) -> int:
+    return ir.IntegerAttr(op.attributes[name]).value
+
+
+def _python_location(loc: ir.Location) -> str:
+    from ..ttir.reader import source_line
+    where = source_line(loc)
+    if where is None:
+        return "unknown location"
+    file, line, _col = where
+    return f"{file}:{line}"
+
+
+# ---------------------------------------------------------------------------------------
+# Types
+
+
+def pointee_of(t: ir.Type) -> Optional[ir.Type]:
+    """T for `!tt.ptr<T>`, else None."""
+    if not isinstance(t, ir.OpaqueType):
+        return None
+    opaque = ir.OpaqueType(t)
+    if opaque.dialect_namespace != "tt" or not opaque.data.startswith("ptr<"):
+        return None
+    inner = opaque.data[len("ptr<"):-1]
+    # `ptr<f32, 1>` carries an address space after the pointee.
+    depth, cut = 0, len(inner)
+    for i, ch in enumerate(inner):
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "," and depth == 0:
+            cut = i
+            break
+    return ir.Type.parse(inner[:cut].strip())
+
+
+def is_pointer_type(t: ir.Type) -> bool:
+    return pointee_of(b.element_type(t) if b.is_tensor(t) else t) is not None
+
+
+def carried_type(t: ir.Type) -> ir.Type:
+    """The type that carries a TTIR value across region boundaries (see values.flatten)."""
+    if b.is_tensor(t) and pointee_of(b.element_type(t)) is not None:
+        return ir.RankedTensorType.get(b.shape_of(t), b.i64())
+    if pointee_of(t) is not None:
+        return b.i64()
+    return t
+
+
+# ---------------------------------------------------------------------------------------
+# The converter
+
+
+class KernelConverter:
+    def __init__(self, tt_func: ir.Operation, out_module: ir.Module):
+        self.tt_func = tt_func
+        self.name = ir.StringAttr(tt_func.attributes["sym_name"]).value
+        self.out_module = out_module
+        self.values: Dict[ir.Value, Converted] = {}
+        # Templates for the values an scf.yield hands to its parent op, set by the parent.
+        self.yield_sink: Optional[Callable] = None
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def error(self, op, message: str) -> ConversionError:
+        return ConversionError(
+            f"{message}\n  op: {op.name}\n  kernel: {self.name}\n"
+            f"  at: {_python_location(op.location)}")
+
+    # -- value map ------------------------------------------------------------------------
+
+    def get(self, v: ir.Value) -> Converted:
+        return self.values[v]
+
+    def get_value(self, op, v: ir.Value) -> Value:
+        c = self.values[v]
+        if not isinstance(c, Value):
+            raise self.error(op, "a pointer is used where a number is expected")
+        return c
+
+    def set(self, result: ir.Value, converted: Converted):
+        self.values[result] = converted
+
+    # -- driver ---------------------------------------------------------------------------
+
+    def convert(self) -> func.FuncOp:
+        entry = self.tt_func.regions[0].blocks[0]
+        arg_types = []
+        for arg in entry.arguments:
+            pointee = pointee_of(arg.type)
+            if pointee is not None:
+                arg_types.append(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], pointee))
+            elif b.is_tensor(arg.type) or not _is_scalar_number(arg.type):
+                raise self.error(self.tt_func, f"kernel argument of type {arg.type} is not supported")
+            else:
+                arg_types.append(arg.type)
+        with self.tt_func.location, ir.InsertionPoint(self.out_module.body):
+            kernel = func.FuncOp(self.name, ir.FunctionType.get(arg_types, []))
+        kernel.attributes["opencl.arg_names"] = ir.ArrayAttr.get(
+            [ir.StringAttr.get(_arg_name(a, i)) for i, a in enumerate(entry.arguments)])
+        block = kernel.add_entry_block()
+        with ir.InsertionPoint(block):
+            for old, new in zip(entry.arguments, block.arguments):
+                if pointee_of(old.type) is not None:
+                    with old.location if hasattr(old, "location") else self.tt_func.location:
+                        self.set(old, Pointer(new, arith.constant(b.i64(), 0)))
+                else:
+                    self.set(old, Value(new))
+            self.convert_block(entry)
+        return kernel
+
+    def convert_block(self, block: ir.Block):
+        for op in block.operations:
+            self.convert_op(op.operation)
+
+    def convert_op(self, op: ir.Operation):
+        handler = HANDLERS.get(op.name)
+        if handler is None and op.name.split(".")[0] in ("arith", "math"):
+            handler = KernelConverter.elementwise
+        if handler is None:
+            raise self.error(op, f"unsupported operation '{op.name}'")
+        with op.location:
+            handler(self, op)
+
+    # -- program ids ----------------------------------------------------------------------
+
+    def program_id(self, op):
+        dim = ["x", "y", "z"][_attr_int(op, "axis")]
+        idx = gpu.block_id(ir.Attribute.parse(f"#gpu<dim {dim}>"))
+        self.set(op.results[0], Value(arith.index_cast(op.results[0].type, idx)))
+
+    def num_programs(self, op):
+        dim = ["x", "y", "z"][_attr_int(op, "axis")]
+        n = gpu.grid_dim(ir.Attribute.parse(f"#gpu<dim {dim}>"))
+        self.set(op.results[0], Value(arith.index_cast(op.results[0].type, n)))
+
+    # -- tensor construction --------------------------------------------------------------
+
+    def make_range(self, op):
+        start = _attr_int(op, "start")
+        rtype = op.results[0].type
+        elem = b.element_type(rtype)
+
+        def body(_out):
+            i = linalg.IndexOp(0).result
+            return [arith.index_cast(elem, arith.addi(i, b.const_index(start)))]
+
+        value = b.generic([], [], [rtype], body)[0]
+        self.set(op.results[0], Value(value, affine=analysis.AffineIndex(start, [1])))
+
+    def constant(self, op):
+        rtype = op.results[0].type
+        attr = op.attributes["value"]
+        if not b.is_tensor(rtype):
+            self.set(op.results[0], Value(arith.ConstantOp(rtype, attr).result))
+            return
+        if not isinstance(attr, ir.DenseElementsAttr) or not ir.DenseElementsAttr(attr).is_splat:
+            raise self.error(op, "only splat tensor constants are supported")
+        elem = b.element_type(rtype)
+        scalar = arith.ConstantOp(elem, ir.DenseElementsAttr(attr).get_splat_value()).result
+        self.set_splat(op.results[0], scalar, b.shape_of(rtype))
+
+    def set_splat(self, result, scalar: ir.Value, shape):
+        affine = analysis.uniform(b.to_index(scalar), len(shape)) if b.is_integer(scalar.type) \
+            and not _is_i1(scalar.type) else None
+        box = analysis.box_from_condition(scalar, shape) if _is_i1(scalar.type) else None
+        self.set(result, Value(b.splat(scalar, shape), affine=affine, box=box, splat_of=scalar))
+
+    def splat(self, op):
+        src = self.get(op.operands[0])
+        shape = b.shape_of(op.results[0].type)
+        if isinstance(src, Pointer):
+            offsets = Value(b.splat(src.offset, shape),
+                            affine=analysis.uniform(b.to_index(src.offset), len(shape)),
+                            splat_of=src.offset)
+            self.set(op.results[0], PointerTensor(src.buffer, offsets))
+            return
+        self.set_splat(op.results[0], src.value, shape)
+
+    def _map_value(self, op, src: Value, out_type, build, affine_fn, box_fn) -> Value:
+        value = build(src.value, out_type)
+        affine = affine_fn(src.affine) if src.affine is not None else None
+        box = box_fn(src.box) if src.box is not None else None
+        return Value(value, affine=affine, box=box, splat_of=src.splat_of)
+
+    def _shape_op(self, op, build, affine_fn, box_fn):
+        """Applies a shape op to numbers, masks and pointer offsets alike."""
+        src = self.get(op.operands[0])
+        out_type = op.results[0].type
+        if isinstance(src, PointerTensor):
+            offsets_type = ir.RankedTensorType.get(b.shape_of(out_type), b.i64())
+            offsets = self._map_value(op, src.offsets, offsets_type, build, affine_fn, box_fn)
+            self.set(op.results[0], PointerTensor(src.buffer, offsets))
+        else:
+            self.set(op.results[0], self._map_value(op, src, out_type, build, affine_fn, box_fn))
+
+    def broadcast(self, op):
+        in_shape = b.shape_of(op.operands[0].type)
+        out_shape = b.shape_of(op.results[0].type)
+
+        def build(value, out_type):
+            return b.generic([value], [b.broadcast_map(in_shape, out_shape)], [out_type],
+                             lambda x, _o: [x])[0]
+
+        self._shape_op(op, build,
+                       lambda a: analysis.affine_broadcast(a, in_shape, out_shape),
+                       lambda m: analysis.box_broadcast(m, in_shape, out_shape))
+
+    def expand_dims(self, op):
+        axis = _attr_int(op, "axis")
+        in_rank = len(b.shape_of(op.operands[0].type))
+        # expand_shape reassociation: the new unit dim joins the group of its left
+        # neighbour (or of the first dim when it is inserted in front).
+        groups = [[i + (1 if i >= axis else 0)] for i in range(in_rank)]
+        if groups:
+            if axis == 0:
+                groups[0].insert(0, 0)
+            else:
+                groups[axis - 1].append(axis)
+        reassociation = ir.ArrayAttr.get(
+            [ir.ArrayAttr.get([ir.IntegerAttr.get(b.i64(), x) for x in g]) for g in groups])
+
+        def build(value, out_type):
+            return tensor.ExpandShapeOp(out_type, value, reassociation, [],
+                                        b.shape_of(out_type)).result
+
+        self._shape_op(op, build, lambda a: analysis.affine_expand(a, axis),
+                       lambda m: analysis.box_expand(m, axis))
+
+    def trans(self, op):
+        order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+
+        def build(value, out_type):
+            return linalg.transpose(value, outs=[b.empty(b.shape_of(out_type),
+                                                         b.element_type(out_type))],
+                                    permutation=order)
+
+        self._shape_op(op, build, lambda a: analysis.affine_permute(a, order),
+                       lambda m: analysis.box_permute(m, order))
+
+    # -- pointers -------------------------------------------------------------------------
+
+    def addptr(self, op):
+        ptr = self.get(op.operands[0])
+        offset = self.get_value(op, op.operands[1])
+        if isinstance(ptr, Pointer):
+            delta = b.cast_int(offset.value, b.i64())
+            self.set(op.results[0], Pointer(ptr.buffer, arith.addi(ptr.offset, delta)))
+            return
+        shape = ptr.shape
+        rank = len(shape)
+        offsets_type = ir.RankedTensorType.get(shape, b.i64())
+        width = b.int_width(b.element_type(offset.type))
+
+        def body(p, o, _out):
+            return [arith.addi(p, b.cast_int(o, b.i64()) if width != 64 else o)]
+
+        value = b.generic([ptr.offsets.value, offset.value], b.parallel_maps(rank, 2),
+                          [offsets_type], body)[0]
+        lhs = analysis.affine_of(ptr.offsets, rank)
+        rhs = analysis.affine_of(offset, rank)
+        affine = analysis.affine_add(lhs, rhs) if lhs is not None and rhs is not None else None
+        self.set(op.results[0], PointerTensor(ptr.buffer, Value(value, affine=affine)))
+
+    def load(self, op):
+        ptr = self.get(op.operands[0])
+        mask = self.get_value(op, op.operands[1]) if len(op.operands) > 1 else None
+        other = self.get_value(op, op.operands[2]) if len(op.operands) > 2 else None
+        if isinstance(ptr, Pointer):
+            value = memory.scalar_load(ptr, mask.value if mask else None,
+                                       other.value if other else None)
+            self.set(op.results[0], Value(value))
+            return
+        self.set(op.results[0], Value(self._tensor_load(ptr, mask, other)))
+
+    def _tensor_load(self, ptr: PointerTensor, mask: Optional[Value], other: Optional[Value]):
+        rank = len(ptr.shape)
+        affine = analysis.affine_of(ptr.offsets, rank)
+        box_ok = mask is None or mask.box is not None
+        other_scalar = other.splat_of if other is not None else None
+        if affine is not None and box_ok and (other is None or other_scalar is not None):
+            ptr = PointerTensor(ptr.buffer, Value(ptr.offsets.value, affine=affine))
+            return memory.block_load(ptr, mask.box if mask else None, other_scalar)
+        return memory.gather_load(ptr, mask, other)
+
+    def store(self, op):
+        ptr = self.get(op.operands[0])
+        value = self.get_value(op, op.operands[1])
+        mask = self.get_value(op, op.operands[2]) if len(op.operands) > 2 else None
+        if isinstance(ptr, Pointer):
+            memory.scalar_store(ptr, value.value, mask.value if mask else None)
+            return
+        rank = len(ptr.shape)
+        affine = analysis.affine_of(ptr.offsets, rank)
+        if affine is not None and (mask is None or mask.box is not None):
+            ptr = PointerTensor(ptr.buffer, Value(ptr.offsets.value, affine=affine))
+            memory.block_store(ptr, value.value, mask.box if mask else None)
+        else:
+            memory.scatter_store(ptr, value.value, mask)
+
+    # -- elementwise arith/math -----------------------------------------------------------
+
+    def elementwise(self, op):
+        operands = [self.get(v) for v in op.operands]
+        if any(isinstance(o, (Pointer, PointerTensor)) for o in operands):
+            return self.pointer_elementwise(op, operands)
+        result_types = [r.type for r in op.results]
+        attrs = {name: op.attributes[name] for name in op.attributes}
+        tensor_shape = next((b.shape_of(r) for r in result_types if b.is_tensor(r)), None)
+        if tensor_shape is None:
+            tensor_shape = next((b.shape_of(o.type) for o in operands if b.is_tensor(o.type)), None)
+        if tensor_shape is None:
+            new = ir.Operation.create(op.name, results=result_types,
+                                      operands=[o.value for o in operands], attributes=attrs)
+            for old, res in zip(op.results, new.results):
+                self.set(old, Value(res))
+            return
+        rank = len(tensor_shape)
+        tensor_inputs = [o.value for o in operands if b.is_tensor(o.type)]
+
+        def body(*args):
+            elements = iter(args)
+            scalar_operands = [next(elements) if b.is_tensor(o.type) else o.value
+                               for o in operands]
+            scalar_types = [b.element_type(t) for t in result_types]
+            new = ir.Operation.create(op.name, results=scalar_types, operands=scalar_operands,
+                                      attributes=attrs)
+            return list(new.results)
+
+        out_types = [t if b.is_tensor(t) else ir.RankedTensorType.get(tensor_shape, t)
+                     for t in result_types]
+        results = b.generic(tensor_inputs, b.parallel_maps(rank, len(tensor_inputs)),
+                            out_types, body)
+        for old, res in zip(op.results, results):
+            self.set(old, Value(res, affine=self._affine_of_result(op, operands, rank),
+                                box=self._box_of_result(op, operands, rank)))
+
+    def _affine_of_result(self, op, operands, rank):
+        if op.name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+            return operands[0].affine
+        if len(operands) != 2 or not b.is_integer(b.element_type(op.results[0].type)):
+            return None
+        x, y = (analysis.affine_of(o, rank) for o in operands)
+        if x is None or y is None:
+            return None
+        return analysis.affine_binary(op.name, x, y)
+
+    def _box_of_result(self, op, operands, rank):
+        if op.name == "arith.cmpi":
+            x, y = (analysis.affine_of(o, rank) for o in operands)
+            if x is None or y is None:
+                return None
+            return analysis.box_from_compare(_attr_int(op, "predicate"), x, y)
+        if op.name == "arith.andi" and _is_i1(b.element_type(op.results[0].type)):
+            x, y = operands[0].box, operands[1].box
+            if x is None or y is None:
+                return None
+            return analysis.box_and(x, y)
+        return None
+
+    def pointer_elementwise(self, op, operands):
+        """`arith.select` between pointers into one buffer selects between offsets."""
+        if op.name != "arith.select":
+            raise self.error(op, f"'{op.name}' on pointers is not supported")
+        cond, x, y = operands
+        if x.buffer != y.buffer:
+            raise self.error(op, "selecting between pointers into different buffers is not "
+                                 "supported")
+        if isinstance(x, Pointer):
+            self.set(op.results[0], Pointer(x.buffer, arith.select(cond.value, x.offset, y.offset)))
+            return
+        shape = x.shape
+        otype = ir.RankedTensorType.get(shape, b.i64())
+        inputs = [v for v in (cond.value, x.offsets.value, y.offsets.value)]
+        tensor_inputs = [v for v in inputs if b.is_tensor(v.type)]
+
+        def body(*args):
+            it = iter(args)
+            c = next(it) if b.is_tensor(cond.value.type) else cond.value
+            return [arith.select(c, next(it), next(it))]
+
+        value = b.generic(tensor_inputs, b.parallel_maps(len(shape), len(tensor_inputs)),
+                          [otype], body)[0]
+        self.set(op.results[0], PointerTensor(x.buffer, Value(value)))
+
+    # -- control flow ---------------------------------------------------------------------
+
+    def scf_for(self, op):
+        lb, ub, step = (self.get_value(op, v).value for v in list(op.operands)[:3])
+        inits = [self.get(v) for v in list(op.operands)[3:]]
+        flat_inits = [v for init in inits for v in flatten(init)]
+        loop = scf.ForOp(lb, ub, step, flat_inits)
+        old_body = op.regions[0].blocks[0]
+        with ir.InsertionPoint(loop.body):
+            self.set(old_body.arguments[0], Value(loop.induction_variable))
+            for old_arg, new_arg, init in zip(list(old_body.arguments)[1:],
+                                              loop.inner_iter_args, inits):
+                self.set(old_arg, rebuild(init, [new_arg]))
+            self._convert_region_body(op, old_body, inits)
+        for old, new, init in zip(op.results, loop.results, inits):
+            self.set(old, rebuild(init, [new]))
+
+    def _convert_region_body(self, op, block, templates):
+        """Converts a region's block whose scf.yield hands back values like `templates`."""
+        saved = self.yield_sink
+
+        def sink(yield_op):
+            yielded = [self.get(v) for v in yield_op.operands]
+            for got, want in zip(yielded, templates):
+                if type(got) is not type(want) or (
+                        not isinstance(want, Value) and got.buffer != want.buffer):
+                    raise self.error(op, "a loop or branch yields a pointer into a different "
+                                         "buffer than it started with; not supported")
+            scf.YieldOp([v for y in yielded for v in flatten(y)])
+
+        self.yield_sink = sink
+        try:
+            self.convert_block(block)
+        finally:
+            self.yield_sink = saved
+
+    def scf_yield(self, op):
+        if self.yield_sink is None:
+            raise self.error(op, "scf.yield outside a converted region")
+        self.yield_sink(op)
+
+    def scf_if(self, op):
+        cond = self.get_value(op, op.operands[0]).value
+        then_block = op.regions[0].blocks[0]
+        result_types = [carried_type(r.type) for r in op.results]
+        has_else = len(op.regions[1].blocks) > 0
+        if_op = scf.IfOp(cond, result_types, has_else=has_else)
+        templates = self._branch_templates(op, then_block)
+        with ir.InsertionPoint(if_op.then_block):
+            self._convert_region_body(op, then_block, templates)
+        if has_else:
+            with ir.InsertionPoint(if_op.else_block):
+                self._convert_region_body(op, op.regions[1].blocks[0], templates)
+        for old, new, t in zip(op.results, if_op.results, templates):
+            self.set(old, rebuild(t, [new]))
+
+    def _branch_templates(self, op, then_block):
+        """What each scf.if result is; pointers take their buffer from the then-branch's
+        yielded value (defined outside the branch, or built from such a value)."""
+        terminator = list(then_block.operations)[-1]
+        templates = []
+        for i, r in enumerate(op.results):
+            if not is_pointer_type(r.type):
+                templates.append(Value(r))  # only the kind matters
+                continue
+            buffer = self._buffer_of(terminator.operands[i])
+            if buffer is None:
+                raise self.error(op, "cannot tell which buffer a pointer chosen by scf.if "
+                                     "points into")
+            templates.append(Pointer(buffer, None) if not b.is_tensor(r.type)
+                             else PointerTensor(buffer, None))
+        return templates
+
+    def _buffer_of(self, v: ir.Value):
+        """The kernel buffer a TTIR pointer value points into, by walking its definition."""
+        seen = 0
+        while seen < 1000:
+            seen += 1
+            if v in self.values:
+                c = self.values[v]
+                return getattr(c, "buffer", None)
+            owner = v.owner
+            if isinstance(owner, ir.Block) or not owner.operands:
+                return None
+            v = owner.operation.operands[0]
+        return None
+
+    def scf_while(self, op):
+        inits = [self.get(v) for v in op.operands]
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        condition = list(before.operations)[-1]
+        after_templates = [self._template_from_type(r.type, i, condition, inits)
+                           for i, r in enumerate(op.results)]
+        flat_inits = [v for init in inits for v in flatten(init)]
+        result_types = [carried_type(r.type) for r in op.results]
+        while_op = scf.WhileOp(result_types, flat_inits)
+        before_block = while_op.before.blocks.append(*[v.type for v in flat_inits])
+        after_block = while_op.after.blocks.append(*result_types)
+        with ir.InsertionPoint(before_block):
+            for old, new, t in zip(before.arguments, before_block.arguments, inits):
+                self.set(old, rebuild(t, [new]))
+            saved = self.yield_sink
+            self.yield_sink = None
+            for inner in list(before.operations)[:-1]:
+                self.convert_op(inner.operation)
+            self.yield_sink = saved
+            cond = self.get_value(op, condition.operands[0]).value
+            passed = [self.get(v) for v in list(condition.operands)[1:]]
+            with condition.location:
+                scf.ConditionOp(cond, [v for p in passed for v in flatten(p)])
+        with ir.InsertionPoint(after_block):
+            for old, new, t in zip(after.arguments, after_block.arguments, after_templates):
+                self.set(old, rebuild(t, [new]))
+            self._convert_region_body(op, after, inits)
+        for old, new, t in zip(op.results, while_op.results, after_templates):
+            self.set(old, rebuild(t, [new]))
+
+    def _template_from_type(self, t, i, condition, inits):
+        if not is_pointer_type(t):
+            return Value(None)
+        buffer = self._buffer_of(list(condition.operands)[1 + i])
+        if buffer is None:
+            raise self.error(condition, "cannot tell which buffer a loop pointer points into")
+        return Pointer(buffer, None) if not b.is_tensor(t) else PointerTensor(buffer, None)
+
+    def tt_return(self, op):
+        if len(op.operands):
+            raise self.error(op, "a kernel cannot return values")
+        func.ReturnOp([])
+
+    def poison(self, op):
+        # ub.poison only feeds unreachable code after Triton's passes; any value will do.
+        t = op.results[0].type
+        if b.is_tensor(t):
+            self.set_splat(op.results[0], memory.zero(b.element_type(t)), b.shape_of(t))
+        else:
+            self.set(op.results[0], Value(memory.zero(t)))
+
+    def ignore(self, op):
+        """Ops that carry hints only (tt.assume)."""
+
+
+def _is_i1(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and t.width == 1
+
+
+def _is_scalar_number(t: ir.Type) -> bool:
+    return b.is_integer(t) or isinstance(t, ir.FloatType)
+
+
+def _arg_name(arg: ir.Value, index: int) -> str:
+    try:
+        loc = arg.location
+        if loc.is_a_name():
+            return loc.name_str
+    except Exception:
+        pass
+    return f"arg{index}"
+
+
+HANDLERS: Dict[str, Callable] = {
+    "tt.get_program_id": KernelConverter.program_id,
+    "tt.get_num_programs": KernelConverter.num_programs,
+    "tt.make_range": KernelConverter.make_range,
+    "tt.splat": KernelConverter.splat,
+    "tt.broadcast": KernelConverter.broadcast,
+    "tt.expand_dims": KernelConverter.expand_dims,
+    "tt.trans": KernelConverter.trans,
+    "tt.addptr": KernelConverter.addptr,
+    "tt.load": KernelConverter.load,
+    "tt.store": KernelConverter.store,
+    "tt.return": KernelConverter.tt_return,
+    "tt.assume": KernelConverter.ignore,
+    "arith.constant": KernelConverter.constant,
+    "scf.for": KernelConverter.scf_for,
+    "scf.if": KernelConverter.scf_if,
+    "scf.while": KernelConverter.scf_while,
+    "scf.yield": KernelConverter.scf_yield,
+    "ub.poison": KernelConverter.poison,
+}
+
+
+def convert_ttir(ttir_module: ir.Module) -> ir.Module:
+    """Converts every public `tt.func` of `ttir_module` into a `func.func` on Linalg.
+
+    The result lives in the same MLIR context and passes the verifier.
+    """
+    with ttir_module.context, ir.Location.unknown():
+        out = ir.Module.create()
+        kernels = [op.operation for op in ttir_module.body.operations
+                   if op.operation.name == "tt.func"
+                   and _visibility(op.operation) != "private"]
+        if not kernels:
+            raise ConversionError("the TTIR module has no public tt.func kernel")
+        for kernel in kernels:
+            KernelConverter(kernel, out).convert()
+        try:
+            out.operation.verify()
+        except ir.MLIRError as err:
+            raise ConversionError(f"the Linalg module does not verify: {err}") from None
+    return out
+
+
+def _visibility(op) -> str:
+    if "sym_visibility" in op.attributes:
+        return ir.StringAttr(op.attributes["sym_visibility"]).value
+    return "public"

@@ -1,0 +1,227 @@
+"""`tt.load` and `tt.store` on memrefs.
+
+Two paths, chosen per access:
+- block access: offsets are an `AffineIndex` and the mask (if any) a `Box`. The tile is a
+  `memref.reinterpret_cast` of the kernel buffer (offset = base, strides = the affine
+  strides); a load copies the valid sub-box into a fresh tile buffer (`memref.alloc`,
+  pre-filled with `other`) and a store materializes the valid sub-box of the value into
+  the view. The emitter turns these copies into `async_work_group_copy`.
+- gather/scatter: anything else. A load is a `linalg.generic` whose body loads one
+  element (guarded by its mask); a store is a loop nest storing element by element.
+Both are exact: the block path is taken only when the analysis proves the structure.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from mlir import ir
+from mlir.dialects import arith, bufferization, memref, scf, tensor
+
+from . import analysis
+from . import builders as b
+from .values import Box, Pointer, PointerTensor, Value
+
+DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
+
+
+def _mixed(scalars):
+    """Splits Scalars into (dynamic index Values, static list with DYNAMIC markers)."""
+    dynamic, static = [], []
+    for s in scalars:
+        c = b.constant_int_of(s)
+        if c is None:
+            dynamic.append(s)
+            static.append(DYNAMIC)
+        else:
+            static.append(c)
+    return dynamic, static
+
+
+def _mixed_sizes(scalars):
+    dynamic, static = [], []
+    for s in scalars:
+        c = b.constant_int_of(s)
+        if c is None:
+            dynamic.append(s)
+            static.append(ir.ShapedType.get_dynamic_size())
+        else:
+            static.append(c)
+    return dynamic, static
+
+
+def buffer_element_type(buffer: ir.Value) -> ir.Type:
+    return ir.MemRefType(buffer.type).element_type
+
+
+def tile_view(buffer: ir.Value, offset, strides, shape) -> ir.Value:
+    """A view of the kernel buffer as the tile `offset + sum(i_d * strides[d])`."""
+    dyn_offsets, static_offsets = _mixed([offset])
+    dyn_strides, static_strides = _mixed(strides)
+    layout = ir.StridedLayoutAttr.get(static_offsets[0], static_strides)
+    result = ir.MemRefType.get(list(shape), buffer_element_type(buffer), layout)
+    return memref.ReinterpretCastOp(result, buffer, dyn_offsets, [], dyn_strides,
+                                    static_offsets, list(shape), static_strides).result
+
+
+def sub_box(view: ir.Value, starts, sizes) -> ir.Value:
+    """`memref.subview` of the box [starts, starts + sizes) with unit steps."""
+    mtype = ir.MemRefType(view.type)
+    src_strides, src_offset = mtype.get_strides_and_offset()
+    dyn_offsets, static_offsets = _mixed(starts)
+    dyn_sizes, static_sizes = _mixed_sizes(sizes)
+    # The verifier wants the exact inferred layout: a static offset when everything that
+    # makes it up is static.
+    parts = [src_offset] + list(src_strides) + static_offsets
+    if DYNAMIC in parts:
+        offset = DYNAMIC
+    else:
+        offset = src_offset + sum(o * st for o, st in zip(static_offsets, src_strides))
+    layout = ir.StridedLayoutAttr.get(offset, list(src_strides))
+    result = ir.MemRefType.get(static_sizes, mtype.element_type, layout)
+    return memref.SubViewOp(result, view, dyn_offsets, dyn_sizes, [], static_offsets,
+                            static_sizes, [1] * len(static_sizes)).result
+
+
+def _tile_buffer(shape, elem: ir.Type) -> ir.Value:
+    return memref.AllocOp(ir.MemRefType.get(list(shape), elem), [], []).result
+
+
+def _as_tensor(buffer: ir.Value) -> ir.Value:
+    mtype = ir.MemRefType(buffer.type)
+    ttype = ir.RankedTensorType.get(list(mtype.shape), mtype.element_type)
+    return bufferization.ToTensorOp(ttype, buffer, restrict=True, writable=True).result
+
+
+def zero(elem: ir.Type) -> ir.Value:
+    if b.is_integer(elem):
+        return arith.constant(elem, 0)
+    return arith.constant(elem, 0.0)
+
+
+def _fill(buffer: ir.Value, scalar: ir.Value):
+    from mlir.dialects import linalg
+    linalg.fill(scalar, outs=[buffer])
+
+
+# ---------------------------------------------------------------------------------------
+# Block path
+
+
+def block_load(ptr: PointerTensor, box: Optional[Box], other: Optional[ir.Value]) -> ir.Value:
+    shape = ptr.shape
+    affine = ptr.offsets.affine
+    view = tile_view(ptr.buffer, affine.base, affine.strides, shape)
+    elem = buffer_element_type(ptr.buffer)
+    tile = _tile_buffer(shape, elem)
+    if box is None:
+        memref.copy(view, tile)
+    else:
+        # Masked-off elements read as `other`; Triton leaves them undefined without one,
+        # zero keeps results deterministic.
+        _fill(tile, other if other is not None else zero(elem))
+        starts, sizes = analysis.box_extents(box, shape)
+        memref.copy(sub_box(view, starts, sizes), sub_box(tile, starts, sizes))
+    return _as_tensor(tile)
+
+
+def block_store(ptr: PointerTensor, value: ir.Value, box: Optional[Box]):
+    shape = ptr.shape
+    affine = ptr.offsets.affine
+    view = tile_view(ptr.buffer, affine.base, affine.strides, shape)
+    if box is not None:
+        starts, sizes = analysis.box_extents(box, shape)
+        dyn_offsets, static_offsets = _mixed(starts)
+        dyn_sizes, static_sizes = _mixed_sizes(sizes)
+        slice_type = ir.RankedTensorType.get(static_sizes, b.element_type(value.type))
+        value = tensor.ExtractSliceOp(slice_type, value, dyn_offsets, dyn_sizes, [],
+                                      static_offsets, static_sizes, [1] * len(shape)).result
+        view = sub_box(view, starts, sizes)
+    bufferization.MaterializeInDestinationOp(None, value, view, restrict=False, writable=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Gather/scatter path
+
+
+def _element_index(offset: ir.Value) -> ir.Value:
+    return arith.index_cast(b.index_type(), offset)
+
+
+def _guarded(cond: Optional[ir.Value], then_fn, else_fn, result_type):
+    """`then_fn()` when `cond` holds, else `else_fn()` (no guard when `cond` is None)."""
+    if cond is None:
+        return then_fn()
+    if_op = scf.IfOp(cond, [result_type] if result_type else [], has_else=result_type is not None)
+    with ir.InsertionPoint(if_op.then_block):
+        r = then_fn()
+        scf.YieldOp([r] if result_type else [])
+    if result_type:
+        with ir.InsertionPoint(if_op.else_block):
+            scf.YieldOp([else_fn()])
+        return if_op.results[0]
+    return None
+
+
+def gather_load(ptr: PointerTensor, mask: Optional[Value], other: Optional[Value]) -> ir.Value:
+    shape = ptr.shape
+    elem = buffer_element_type(ptr.buffer)
+    inputs = [ptr.offsets.value]
+    if mask is not None:
+        inputs.append(mask.value)
+    if other is not None:
+        inputs.append(other.value)
+    rank = len(shape)
+
+    def body(offset, *rest):
+        m = rest[0] if mask is not None else None
+        o = rest[1] if (mask is not None and other is not None) else None
+        load = lambda: memref.load(ptr.buffer, [_element_index(offset)])  # noqa: E731
+        fallback = (lambda: o) if o is not None else (lambda: zero(elem))
+        return [_guarded(m, load, fallback, elem)]
+
+    result_type = ir.RankedTensorType.get(shape, elem)
+    return b.generic(inputs, b.parallel_maps(rank, len(inputs)), [result_type], body)[0]
+
+
+def _loop_nest(shape, body):
+    """Calls `body(indices)` inside a nest of scf.for loops over `shape`."""
+    indices = []
+
+    def build(dim):
+        if dim == len(shape):
+            body(indices)
+            return
+        loop = scf.ForOp(b.const_index(0), b.const_index(shape[dim]), b.const_index(1))
+        with ir.InsertionPoint(loop.body):
+            indices.append(loop.induction_variable)
+            build(dim + 1)
+            scf.YieldOp([])
+
+    build(0)
+
+
+def scatter_store(ptr: PointerTensor, value: ir.Value, mask: Optional[Value]):
+    def store_one(indices):
+        offset = tensor.extract(ptr.offsets.value, indices)
+        element = tensor.extract(value, indices)
+        cond = tensor.extract(mask.value, indices) if mask is not None else None
+        _guarded(cond, lambda: memref.store(element, ptr.buffer, [_element_index(offset)]),
+                 None, None)
+
+    _loop_nest(ptr.shape, store_one)
+
+
+# ---------------------------------------------------------------------------------------
+# Scalar pointers
+
+
+def scalar_load(ptr: Pointer, mask: Optional[ir.Value], other: Optional[ir.Value]) -> ir.Value:
+    elem = buffer_element_type(ptr.buffer)
+    load = lambda: memref.load(ptr.buffer, [_element_index(ptr.offset)])  # noqa: E731
+    fallback = (lambda: other) if other is not None else (lambda: zero(elem))
+    return _guarded(mask, load, fallback, elem)
+
+
+def scalar_store(ptr: Pointer, value: ir.Value, mask: Optional[ir.Value]):
+    _guarded(mask, lambda: memref.store(value, ptr.buffer, [_element_index(ptr.offset)]),
+             None, None)
