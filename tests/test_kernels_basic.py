@@ -93,7 +93,7 @@ def add_2d_kernel(x_ptr, y_ptr, out_ptr, M, N, stride_xm, stride_ym, stride_om,
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = (rows[:, None] < M) & (cols[None, :] < N)
     x = tl.load(x_ptr + rows[:, None] * stride_xm + cols[None, :], mask=mask, other=0.0)
-    y = tl.load(y_ptr + rows[None, :] * 0 + cols[None, :], mask=cols[None, :] < N, other=0.0)
+    y = tl.load(y_ptr + rows[:, None] * stride_ym + cols[None, :], mask=cols[None, :] < N, other=0.0)
     out = x * 2.0 + y
     tl.store(out_ptr + rows[:, None] * stride_om + cols[None, :], out, mask=mask)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, linalg
 
 from . import builders as b
 from .values import AffineIndex, Box, Scalar, Value
@@ -62,6 +62,31 @@ def affine_expand(x: AffineIndex, axis: int) -> AffineIndex:
 
 def affine_permute(x: AffineIndex, order) -> AffineIndex:
     return AffineIndex(x.base, [x.strides[d] for d in order])
+
+
+def same_strides(x: AffineIndex, y: AffineIndex) -> bool:
+    def same(s, t):
+        cs, ct = b.constant_int_of(s), b.constant_int_of(t)
+        if cs is not None or ct is not None:
+            return cs == ct
+        return s == t
+    return all(same(s, t) for s, t in zip(x.strides, y.strides))
+
+
+def materialize(a: AffineIndex, shape) -> ir.Value:
+    """The i64 tensor `base + sum_d(index_d * strides[d])` of `shape`."""
+    rank = len(shape)
+    result = ir.RankedTensorType.get(list(shape), b.i64())
+
+    def body(_out):
+        total = b.as_index(a.base)
+        for d, stride in enumerate(a.strides):
+            if b.constant_int_of(stride) != 0:
+                total = arith.addi(total, arith.muli(linalg.IndexOp(d).result, b.as_index(stride)))
+        return [arith.index_cast(b.i64(), total)]
+
+    return b.generic([], [], [result], body)[0] if rank else b.splat(
+        arith.index_cast(b.i64(), b.as_index(a.base)), shape)
 
 
 def affine_binary(name: str, x: AffineIndex, y: AffineIndex) -> Optional[AffineIndex]:

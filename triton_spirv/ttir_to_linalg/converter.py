@@ -14,16 +14,21 @@ from __future__ import annotations
 from typing import Callable, Dict, Optional
 
 from mlir import ir
-from mlir.dialects import arith, func, gpu, linalg, scf, tensor
+from mlir.dialects import arith, bufferization, func, gpu, linalg, scf, tensor
 
 from . import analysis
 from . import builders as b
 from . import memory
+from . import reductions
 from .values import Converted, Pointer, PointerTensor, Value, flatten, rebuild
 
 
 class ConversionError(Exception):
     """A TTIR op or type the converter does not support, with where it came from."""
+
+
+class _NotABlockLoop(Exception):
+    """A loop-carried pointer tensor loses its block structure in the loop body."""
 
 
 def _attr_int(op, name: str) -> int:
@@ -414,42 +419,94 @@ class KernelConverter:
     # -- control flow ---------------------------------------------------------------------
 
     def scf_for(self, op):
+        # Pointer tensors with block structure are carried as their scalar base so that
+        # loads in the loop stay block copies (the matmul idiom `a_ptrs += BLOCK_K * s`);
+        # if the body breaks that structure the loop is rebuilt carrying whole offsets.
+        try:
+            self._scf_for(op, keep_blocks=True)
+        except _NotABlockLoop:
+            self._scf_for(op, keep_blocks=False)
+
+    def _scf_for(self, op, keep_blocks: bool):
         lb, ub, step = (self.get_value(op, v).value for v in list(op.operands)[:3])
         inits = [self.get(v) for v in list(op.operands)[3:]]
-        flat_inits = [v for init in inits for v in flatten(init)]
+        carried = [self._block_carry(init) if keep_blocks else None for init in inits]
+        flat_inits = [b.as_index(c.base) if c is not None else v
+                      for init, c in zip(inits, carried) for v in flatten(init)]
         loop = scf.ForOp(lb, ub, step, flat_inits)
         old_body = op.regions[0].blocks[0]
-        with ir.InsertionPoint(loop.body):
-            self.set(old_body.arguments[0], Value(loop.induction_variable))
-            for old_arg, new_arg, init in zip(list(old_body.arguments)[1:],
-                                              loop.inner_iter_args, inits):
-                self.set(old_arg, rebuild(init, [new_arg]))
-            self._convert_region_body(op, old_body, inits)
-        for old, new, init in zip(op.results, loop.results, inits):
-            self.set(old, rebuild(init, [new]))
+        try:
+            with ir.InsertionPoint(loop.body):
+                self.set(old_body.arguments[0], Value(loop.induction_variable))
+                for old_arg, new_arg, init, c in zip(list(old_body.arguments)[1:],
+                                                     loop.inner_iter_args, inits, carried):
+                    self.set(old_arg, self._uncarry(init, c, new_arg))
+                self._convert_region_body(op, old_body, inits, carried,
+                                          destinations=list(loop.inner_iter_args))
+        except _NotABlockLoop:
+            loop.operation.erase()
+            raise
+        for old, new, init, c in zip(op.results, loop.results, inits, carried):
+            self.set(old, self._uncarry(init, c, new))
 
-    def _convert_region_body(self, op, block, templates):
-        """Converts a region's block whose scf.yield hands back values like `templates`."""
+    @staticmethod
+    def _block_carry(init):
+        if isinstance(init, PointerTensor):
+            return analysis.affine_of(init.offsets, len(init.shape))
+        return None
+
+    def _uncarry(self, template, affine, value):
+        if affine is None:
+            return rebuild(template, [value])
+        block = analysis.AffineIndex(value, list(affine.strides))
+        offsets = analysis.materialize(block, template.shape)
+        return PointerTensor(template.buffer, Value(offsets, affine=block))
+
+    def convert_region(self, block, on_return):
+        """Converts `block`; its terminator (scf.yield, tt.reduce.return, ...) calls
+        `on_return` with the converted values it returns."""
         saved = self.yield_sink
-
-        def sink(yield_op):
-            yielded = [self.get(v) for v in yield_op.operands]
-            for got, want in zip(yielded, templates):
-                if type(got) is not type(want) or (
-                        not isinstance(want, Value) and got.buffer != want.buffer):
-                    raise self.error(op, "a loop or branch yields a pointer into a different "
-                                         "buffer than it started with; not supported")
-            scf.YieldOp([v for y in yielded for v in flatten(y)])
-
-        self.yield_sink = sink
+        self.yield_sink = lambda terminator: on_return(
+            [self.get(v) for v in terminator.operands])
         try:
             self.convert_block(block)
         finally:
             self.yield_sink = saved
 
-    def scf_yield(self, op):
+    def _convert_region_body(self, op, block, templates, carried=None, destinations=None):
+        """Converts a region's block whose scf.yield hands back values like `templates`
+        (pointer tensors listed in `carried` travel as the base of their block).
+
+        Yielded tensors are copied into `destinations` (the loop's iter_args, or one buffer
+        per scf.if result) in destination-passing style: bufferization then keeps every
+        loop-carried tile in one buffer instead of yielding fresh allocations, which the
+        memref stage does not allow (docs/memref-stage.md).
+        """
+        carried = carried or [None] * len(templates)
+
+        def on_return(yielded):
+            flat = []
+            for got, want, affine in zip(yielded, templates, carried):
+                if type(got) is not type(want) or (
+                        not isinstance(want, Value) and got.buffer != want.buffer):
+                    raise self.error(op, "a loop or branch yields a pointer into a different "
+                                         "buffer than it started with; not supported")
+                if affine is None:
+                    flat.extend(flatten(got))
+                    continue
+                block_of = analysis.affine_of(got.offsets, len(got.shape))
+                if block_of is None or not analysis.same_strides(block_of, affine):
+                    raise _NotABlockLoop()
+                flat.append(b.as_index(block_of.base))
+            if destinations is not None:
+                flat = [_copy_into(v, d) for v, d in zip(flat, destinations)]
+            scf.YieldOp(flat)
+
+        self.convert_region(block, on_return)
+
+    def region_return(self, op):
         if self.yield_sink is None:
-            raise self.error(op, "scf.yield outside a converted region")
+            raise self.error(op, f"{op.name} outside a converted region")
         self.yield_sink(op)
 
     def scf_if(self, op):
@@ -457,13 +514,16 @@ class KernelConverter:
         then_block = op.regions[0].blocks[0]
         result_types = [carried_type(r.type) for r in op.results]
         has_else = len(op.regions[1].blocks) > 0
+        destinations = [b.empty(b.shape_of(t), b.element_type(t)) if b.is_tensor(t) else None
+                        for t in result_types]
         if_op = scf.IfOp(cond, result_types, has_else=has_else)
         templates = self._branch_templates(op, then_block)
         with ir.InsertionPoint(if_op.then_block):
-            self._convert_region_body(op, then_block, templates)
+            self._convert_region_body(op, then_block, templates, destinations=destinations)
         if has_else:
             with ir.InsertionPoint(if_op.else_block):
-                self._convert_region_body(op, op.regions[1].blocks[0], templates)
+                self._convert_region_body(op, op.regions[1].blocks[0], templates,
+                                          destinations=destinations)
         for old, new, t in zip(op.results, if_op.results, templates):
             self.set(old, rebuild(t, [new]))
 
@@ -553,6 +613,12 @@ class KernelConverter:
         """Ops that carry hints only (tt.assume)."""
 
 
+def _copy_into(value: ir.Value, destination) -> ir.Value:
+    if destination is None or value == destination or not b.is_tensor(value.type):
+        return value
+    return bufferization.MaterializeInDestinationOp(value.type, value, destination).result
+
+
 def _is_i1(t: ir.Type) -> bool:
     return isinstance(t, ir.IntegerType) and t.width == 1
 
@@ -588,7 +654,10 @@ HANDLERS: Dict[str, Callable] = {
     "scf.for": KernelConverter.scf_for,
     "scf.if": KernelConverter.scf_if,
     "scf.while": KernelConverter.scf_while,
-    "scf.yield": KernelConverter.scf_yield,
+    "scf.yield": KernelConverter.region_return,
+    "tt.reduce": reductions.reduce,
+    "tt.reduce.return": KernelConverter.region_return,
+    "tt.dot": reductions.dot,
     "ub.poison": KernelConverter.poison,
 }
 

@@ -1,0 +1,1092 @@
+"""Print OpenCL C 1.2 from a memref-stage module (see docs/memref-stage.md).
+
+The emitter walks the single kernel function once, in program order:
+  * scalar SSA values become C locals (constants become literals at their uses);
+  * memref values become `View`s (root buffer + index arithmetic), never C values;
+  * `memref.alloc`s become `__local` arrays declared at kernel scope;
+  * structured control flow (scf) maps onto C loops and ifs, with loop-carried
+    values as variables declared before the loop and assigned at `scf.yield`.
+Anything outside the contract raises `OpenCLEmitError` naming the op and its
+source location.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from mlir import ir
+# Importing the dialect modules registers their op classes with the bindings.
+from mlir.dialects import arith, func, gpu, math, memref, scf, vector  # noqa: F401
+
+from . import ctypes_table as ct
+from .helpers import HelperSet
+from .locations import SourceLine, real_source_line, source_line, source_name
+from .names import NameTable, sanitize
+from .optable import (ARITH, CMPF, CMPI, CMPI_SIGNED, HELPER_OF, I1_ARITH,
+                      UNSIGNED_RESULT, VECTOR_ARITH, is_call)
+from .views import Buffer, Expr, View, atom, mul, product, rank_reduction_mask
+
+
+class OpenCLEmitError(Exception):
+    """The module holds something the OpenCL emitter does not accept. The message
+    starts with the op name and its source location (`file:line`)."""
+
+
+@dataclass
+class EmittedKernel:
+    source: str                          # complete OpenCL C 1.2 program
+    name: str                            # kernel function name
+    arg_types: list[str]                 # C type of each kernel parameter, in order
+    local_size: tuple[int, int, int]     # work-group size the kernel is written for
+    local_mem_bytes: int                 # total size of the `__local` arrays
+
+
+def emit_opencl(module: ir.Module) -> EmittedKernel:
+    """OpenCL C for the one kernel function in a memref-stage module."""
+    with module.context:
+        return KernelEmitter(_kernel_function(module)).emit()
+
+
+def error_at(op: ir.OpView | ir.Operation, why: str) -> OpenCLEmitError:
+    where = source_line(op.location)
+    return OpenCLEmitError(f"{op.operation.name} at {where or 'unknown location'}: {why}")
+
+
+def _kernel_function(module: ir.Module) -> ir.OpView:
+    kernels = []
+    for op in module.body.operations:
+        if op.operation.name != "func.func":
+            raise error_at(op, "only func.func may appear at module level")
+        if not _is_private(op):  # unused private helpers are dead code
+            kernels.append(op)
+    if len(kernels) != 1:
+        raise OpenCLEmitError(f"builtin.module: expected exactly one kernel function, "
+                              f"found {len(kernels)}")
+    return kernels[0]
+
+
+def _is_private(func_op: ir.OpView) -> bool:
+    attrs = func_op.attributes
+    return ("sym_visibility" in attrs
+            and ir.StringAttr(attrs["sym_visibility"]).value == "private")
+
+
+class CodeWriter:
+    """Indented lines of C."""
+
+    def __init__(self, depth: int = 1):
+        self.lines: list[str] = []
+        self.depth = depth
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def open(self, header: str) -> None:
+        self.line(header + " {")
+        self.depth += 1
+
+    def close(self, trailer: str = "}") -> None:
+        self.depth -= 1
+        self.line(trailer)
+
+
+@dataclass
+class Target:
+    """A C variable that a terminator (scf.yield / scf.condition) assigns."""
+    name: str
+    ctype: str
+
+
+# Ops with no side effects: skipped when none of their results is used.
+_PURE_PREFIXES = ("arith.", "math.")
+_PURE_OPS = {"memref.load", "gpu.block_id", "gpu.grid_dim", "gpu.thread_id",
+             "gpu.block_dim", "vector.transfer_read", "vector.load",
+             "vector.extract", "vector.insert", "vector.broadcast", "vector.splat"}
+
+_GPU_INDEX = {  # op -> (OpenCL builtin, default variable name)
+    "gpu.block_id": ("get_group_id", "pid"),
+    "gpu.grid_dim": ("get_num_groups", "num_pids"),
+    "gpu.thread_id": ("get_local_id", "lid"),
+    "gpu.block_dim": ("get_local_size", "lsize"),
+}
+
+_LOOP_VAR_NAMES = ("i", "j", "k", "l")
+
+# Lane type of a vector mask over lanes of each kind: what OpenCL relational
+# builtins and operators return (-1 for true), and what select() expects.
+_MASK_LANE = {"i1": "int", "i8": "char", "i16": "short", "i32": "int", "i64": "long",
+              "index": "long", "f16": "int", "bf16": "int", "f32": "int", "f64": "long"}
+
+
+class KernelEmitter:
+    def __init__(self, func_op: ir.OpView):
+        self.func = func_op
+        self.names = NameTable()
+        self.out = CodeWriter()
+        self.helpers = HelperSet()
+        self.exprs: dict[ir.Value, str] = {}            # value -> C variable
+        self.literals: dict[ir.Value, Callable[[bool], str]] = {}  # value -> literal
+        self.int_constants: dict[ir.Value, int] = {}    # integer literals, for folding
+        self.mask_ctypes: dict[ir.Value, str] = {}      # C type of vector<Nxi1> values
+        self.views: dict[ir.Value, View] = {}
+        self.local_arrays: list[tuple[Buffer, str, str]] = []  # buffer, ctype, extent
+        self.targets: list[list[Target]] = []           # for scf.yield / scf.condition
+        self.last_source: SourceLine | None = None
+        self.loop_depth = 0
+
+    # ------------------------------------------------------------------ driver
+
+    def emit(self) -> EmittedKernel:
+        name = sanitize(ir.StringAttr(self.func.attributes["sym_name"]).value)
+        self.names.reserve(name)
+        params, arg_types = self._declare_params()
+        local_bytes = self._declare_local_arrays()
+        self._emit_block(self.func.regions[0].blocks[0])
+        local_size = self._local_size()
+        source = self._assemble(name, params, local_size, local_bytes)
+        return EmittedKernel(source, name, arg_types, local_size, local_bytes)
+
+    def _local_size(self) -> tuple[int, int, int]:
+        attrs = self.func.attributes
+        if "opencl.local_size" not in attrs:
+            return (1, 1, 1)
+        dims = [int(d) for d in ir.DenseI64ArrayAttr(attrs["opencl.local_size"])]
+        return tuple((dims + [1, 1, 1])[:3])  # type: ignore[return-value]
+
+    def _assemble(self, name: str, params: list[str], local_size: tuple[int, int, int],
+                  local_bytes: int) -> str:
+        body = "\n".join(self.out.lines)
+        helpers = self.helpers.source()
+        parts = [
+            f"// Kernel {name}: OpenCL C 1.2 printed from its memref-stage MLIR.\n"
+            f"// Work-group size {local_size}; {local_bytes} bytes of __local memory.\n"
+            f"// f16 / bf16 values are computed in float; global f16 buffers are read\n"
+            f"// and written with vload_half / vstore_half_rte, bf16 ones as ushort bits.",
+        ]
+        if "double" in body or "double" in helpers or any("double" in p for p in params):
+            parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        if helpers:
+            parts.append(helpers)
+        attribute = ""
+        if "opencl.local_size" in self.func.attributes:
+            attribute = "__attribute__((reqd_work_group_size({}, {}, {})))\n".format(
+                *local_size)
+        declarations = [f"  __local {ctype} {buf.name}[{extent}];"
+                        for buf, ctype, extent in self.local_arrays]
+        kernel = (f"{attribute}__kernel void {name}({', '.join(params)}) {{\n"
+                  + "".join(d + "\n" for d in declarations)
+                  + (body + "\n" if body else "") + "}")
+        parts.append(kernel)
+        return "\n\n".join(parts) + "\n"
+
+    # ------------------------------------------------------------ declarations
+
+    def _declare_params(self) -> tuple[list[str], list[str]]:
+        block = self.func.regions[0].blocks[0]
+        wanted = self._arg_names(len(block.arguments))
+        params, arg_types = [], []
+        for i, arg in enumerate(block.arguments):
+            name = self.names.fresh(sanitize(wanted[i] or "") or f"arg{i}")
+            ctype = self._param_ctype(arg, name)
+            params.append(f"{ctype} {name}")
+            arg_types.append(ctype)
+        return params, arg_types
+
+    def _arg_names(self, count: int) -> list[str | None]:
+        attrs = self.func.attributes
+        names: list[str | None] = [None] * count
+        if "opencl.arg_names" in attrs:
+            for i, attr in enumerate(ir.ArrayAttr(attrs["opencl.arg_names"])):
+                if i < count:
+                    names[i] = ir.StringAttr(attr).value
+        return names
+
+    def _param_ctype(self, arg: ir.BlockArgument, name: str) -> str:
+        t = arg.type
+        if isinstance(t, ir.MemRefType):
+            mt = ir.MemRefType(t)
+            kind = ct.scalar_kind(mt.element_type)
+            if mt.rank != 1 or kind is None or kind == "index" or not _identity(mt):
+                raise error_at(self.func, f"kernel argument {name}: {t} is not a "
+                                          f"rank-1 identity-layout buffer of a scalar type")
+            self.views[arg] = View(Buffer(name, "global", kind), 0, (None,), (1,))
+            return f"__global {ct.GLOBAL_ELEM_CTYPE[kind]}*"
+        kind = ct.scalar_kind(t)
+        if kind is None:
+            raise error_at(self.func, f"kernel argument {name} has unsupported type {t}")
+        self.exprs[arg] = name
+        return ct.ARG_CTYPE[kind]
+
+    def _declare_local_arrays(self) -> int:
+        """Hoist every alloc (wherever it sits) to a kernel-scope `__local` array;
+        OpenCL only allows `__local` declarations there."""
+        total = 0
+        for op in _walk(self.func.regions[0]):
+            if op.operation.name not in ("memref.alloc", "memref.alloca"):
+                continue
+            mt = ir.MemRefType(op.results[0].type)
+            kind = ct.scalar_kind(mt.element_type)
+            if kind is None or not mt.has_static_shape or not _identity(mt):
+                raise error_at(op, f"work-group buffers need a static shape, identity "
+                                   f"layout and scalar elements, not {mt}")
+            wanted = source_name(op.location)
+            name = (self.names.fresh(sanitize(wanted) + "_tile")
+                    if wanted and sanitize(wanted) else self.names.numbered("tile"))
+            shape = list(mt.shape)
+            count = product(shape) if shape else 1
+            buffer = Buffer(name, "local", kind, count)
+            ctype = ct.LOCAL_ELEM_CTYPE[kind]
+            extent = " * ".join(str(s) for s in shape) if len(shape) > 1 else str(count)
+            self.local_arrays.append((buffer, ctype, extent))
+            self.views[op.results[0]] = View.contiguous(buffer, shape)
+            total += count * ct.CTYPE_BYTES[ctype]
+        return total
+
+    # ------------------------------------------------------------------ values
+
+    def shape_of(self, op, value: ir.Value) -> tuple[str, int]:
+        """(element kind, vector width or 1) of a scalar or vector value."""
+        kind = ct.scalar_kind(value.type)
+        if kind is not None:
+            return kind, 1
+        shape = ct.vector_shape(value.type)
+        if shape is None:
+            raise error_at(op, f"values of type {value.type} are outside the contract")
+        return shape
+
+    def ctype_of(self, op, value: ir.Value) -> str:
+        if value in self.mask_ctypes:
+            return self.mask_ctypes[value]
+        return ct.value_ctype(*self.shape_of(op, value))
+
+    def operand(self, value: ir.Value, typed: bool = False) -> str:
+        """C text of a scalar/vector value: a variable name or a literal."""
+        if value in self.literals:
+            return self.literals[value](typed)
+        if value in self.exprs:
+            return self.exprs[value]
+        owner = value.owner
+        raise error_at(owner if isinstance(owner, (ir.OpView, ir.Operation)) else self.func,
+                       "a memref or unsupported value is used as a scalar")
+
+    def index_expr(self, value: ir.Value) -> Expr:
+        """An index operand as a foldable Expr: int when it is a constant."""
+        if value in self.int_constants:
+            return self.int_constants[value]
+        return self.operand(value)
+
+    def view(self, op, value: ir.Value) -> View:
+        if value not in self.views:
+            raise error_at(op, "memref operand is not a view of a kernel argument or "
+                               "work-group buffer")
+        return self.views[value]
+
+    def unsigned(self, text: str, kind: str, width: int) -> str:
+        """An operand reinterpreted as the unsigned type of the same width."""
+        if ct.is_float(kind):
+            return text
+        utype = ct.UNSIGNED_CTYPE[kind]
+        return f"as_{utype}{width}({text})" if width > 1 else f"({utype}){text}"
+
+    # ------------------------------------------------------------------ output
+
+    def note_source(self, op) -> None:
+        """One comment per group of ops from the same source line."""
+        where = real_source_line(op.location)
+        if where is None or where == self.last_source:
+            return
+        self.last_source = where
+        text = where.text() or op.operation.name
+        self.out.line(f"// {text}  ({where.short})")
+
+    def stmt(self, op, text: str) -> None:
+        self.note_source(op)
+        self.out.line(text)
+
+    def open_stmt(self, op, header: str) -> None:
+        """`header {` and indent (a loop or if belonging to `op`)."""
+        self.note_source(op)
+        self.out.open(header)
+
+    def define(self, op, result: ir.Value, expr: str, ctype: str | None = None,
+               default_name: str | None = None) -> str:
+        """Declare and initialize the C variable holding `result`, named after the
+        source variable, else `default_name`, else `v0`, `v1`, ..."""
+        ctype = ctype or self.ctype_of(op, result)
+        wanted = sanitize(source_name(op.location) or "")
+        if not wanted and default_name:
+            wanted = default_name
+        name = self.names.fresh(wanted) if wanted else self.names.numbered("v")
+        self.stmt(op, f"{ctype} {name} = {expr};")
+        self.exprs[result] = name
+        return name
+
+    def alias(self, result: ir.Value, source: ir.Value) -> None:
+        """`result` is the same C value as `source` (no-op casts)."""
+        if source in self.literals:
+            self.literals[result] = self.literals[source]
+            if source in self.int_constants:
+                self.int_constants[result] = self.int_constants[source]
+        else:
+            self.exprs[result] = self.exprs[source]
+
+    # ---------------------------------------------------------------- dispatch
+
+    def _emit_block(self, block: ir.Block) -> None:
+        for op in block.operations:
+            self._emit_op(op)
+
+    def _emit_region_block(self, block: ir.Block, targets: list[Target]) -> None:
+        """A nested block in its own C scope, with the variables its terminator
+        assigns."""
+        self.names.push_scope()
+        self.targets.append(targets)
+        self._emit_block(block)
+        self.targets.pop()
+        self.names.pop_scope()
+
+    def _emit_op(self, op) -> None:
+        name = op.operation.name
+        handler = _HANDLERS.get(name)
+        if handler is None:
+            raise error_at(op, "op is outside the memref-stage contract")
+        if _is_pure(name) and op.results and not any(_has_uses(r) for r in op.results):
+            return
+        handler(self, op)
+
+    # ------------------------------------------------------------- arithmetic
+
+    def _constant(self, op) -> None:
+        result = op.results[0]
+        attr = op.attributes["value"]
+        if ct.scalar_kind(result.type) is None and ct.vector_shape(result.type) is None:
+            # Let the consumer report the problem: it is the op outside the contract.
+            self.literals[result] = lambda typed: self._reject(op, result)
+            return
+        kind, width = self.shape_of(op, result)
+        if width > 1:
+            self._vector_constant(op, result, attr, kind, width)
+            return
+        if ct.is_int(kind):
+            value = int(_scalar_attr_value(attr, kind))
+            self.literals[result] = lambda typed, v=value: ct.int_literal(v, kind, typed)
+            self.int_constants[result] = value
+        else:
+            value = ir.FloatAttr(attr).value
+            self.literals[result] = lambda typed, v=value: ct.float_literal(v, kind)
+
+    def _vector_constant(self, op, result, attr, kind: str, width: int) -> None:
+        ctype = self.ctype_of(op, result)
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            values = [_scalar_attr_value(dense.get_splat_value(), kind)]
+        else:
+            typed = ir.DenseFPElementsAttr(attr) if ct.is_float(kind) \
+                else ir.DenseIntElementsAttr(attr)
+            values = [typed[i] for i in range(width)]
+        if kind == "i1":  # vector lanes hold -1 for true
+            texts = [ct.int_literal(-int(bool(v)), "i32") for v in values]
+        elif ct.is_int(kind):
+            texts = [ct.int_literal(v, kind) for v in values]
+        else:
+            texts = [ct.float_literal(v, kind) for v in values]
+        text = f"({ctype})({', '.join(texts)})"
+        self.literals[result] = lambda typed: text
+
+    def _reject(self, op, value: ir.Value) -> str:
+        raise error_at(op, f"values of type {value.type} are outside the contract")
+
+    def _elementwise(self, op) -> None:
+        name = op.operation.name
+        result = op.results[0]
+        kind, width = self.shape_of(op, result)
+        operand_kind, _ = self.shape_of(op, op.operands[0])
+        fmt = ((I1_ARITH.get(name) if kind == "i1" else None)
+               or (VECTOR_ARITH.get(name) if width > 1 else None)
+               or ARITH[name])
+        ctype = self.ctype_of(op, result) if kind != "i1" else self._mask_ctype(op, result)
+        typed = is_call(fmt)
+        texts = [self.operand(v, typed) for v in op.operands]
+        fields = dict(zip("abc", texts))
+        fields.update({f"u{k}": self.unsigned(t, operand_kind, width)
+                       for k, t in zip("abc", texts)})
+        expr = fmt.format(T=ctype, **fields)
+        if name in HELPER_OF:
+            self.helpers.need(f"{HELPER_OF[name]}_{ctype}")
+        if width > 1 and name in UNSIGNED_RESULT:
+            expr = f"as_{ctype}({expr})"
+        self.define(op, result, expr, ctype)
+
+    def _mask_ctype(self, op, result: ir.Value) -> str:
+        """C type of an i1 result: bool for scalars; for vectors the signed lane type
+        OpenCL relational ops return for the operands (int4 for float4, long4 for
+        double4, ...), or the operand's own mask type."""
+        _, width = self.shape_of(op, result)
+        if width == 1:
+            return "bool"
+        first = op.operands[0]
+        if first in self.mask_ctypes:
+            ctype = self.mask_ctypes[first]
+        else:
+            kind, _ = self.shape_of(op, first)
+            ctype = f"{_MASK_LANE[kind]}{width}"
+        self.mask_ctypes[result] = ctype
+        return ctype
+
+    def _compare(self, op) -> None:
+        predicate = ir.IntegerAttr(op.attributes["predicate"]).value
+        is_int = op.operation.name == "arith.cmpi"
+        fmt = (CMPI if is_int else CMPF)[predicate]
+        kind, width = self.shape_of(op, op.operands[0])
+        ctype = self._mask_ctype(op, op.results[0])
+        texts = [self.operand(v, is_call(fmt)) for v in op.operands]
+        if is_int and kind == "i1" and predicate in CMPI_SIGNED:
+            texts = [f"(-(int){t})" for t in texts]  # signed i1: true is -1
+        if fmt in ("true", "false") and width > 1:
+            expr = f"({ctype})({-1 if fmt == 'true' else 0})"
+        else:
+            expr = fmt.format(a=texts[0], b=texts[1],
+                              ua=self.unsigned(texts[0], kind, width),
+                              ub=self.unsigned(texts[1], kind, width))
+        self.define(op, op.results[0], expr, ctype)
+
+    def _select(self, op) -> None:
+        cond, if_true, if_false = (self.operand(v) for v in op.operands)
+        result = op.results[0]
+        _, width = self.shape_of(op, result)
+        _, cond_width = self.shape_of(op, op.operands[0])
+        if cond_width == 1:
+            self.define(op, result, f"{cond} ? {if_true} : {if_false}")
+            return
+        # Lane-wise: select() reads the top bit of a mask lane as wide as the data.
+        kind, _ = self.shape_of(op, result)
+        wanted = f"{_MASK_LANE[kind]}{width}"
+        if self.mask_ctypes.get(op.operands[0], f"int{width}") != wanted:
+            cond = f"convert_{wanted}({cond})"
+        self.define(op, result, f"select({if_false}, {if_true}, {cond})")
+
+    def _cast(self, op) -> None:
+        name = op.operation.name
+        source, result = op.operands[0], op.results[0]
+        src_kind, width = self.shape_of(op, source)
+        dst_kind, _ = self.shape_of(op, result)
+        if source in self.int_constants and name in _FOLDABLE_INT_CASTS and width == 1:
+            value = _fold_int_cast(name, self.int_constants[source], src_kind, dst_kind)
+            self.literals[result] = lambda typed: ct.int_literal(value, dst_kind, typed)
+            self.int_constants[result] = value
+            return
+        text = self.operand(source)
+        expr = (_cast_expr if width == 1 else _vector_cast_expr)(
+            self, op, name, text, src_kind, dst_kind, width)
+        if expr is None:
+            self.alias(result, source)
+        else:
+            self.define(op, result, expr)
+
+    # ----------------------------------------------------------------- memory
+
+    def _mixed(self, static_attr: ir.Attribute, dynamic: Sequence[ir.Value]) -> list[Expr]:
+        """Static offsets/sizes/strides with the dynamic ones filled in."""
+        dynamic_values = iter(dynamic)
+        result: list[Expr] = []
+        for value in ir.DenseI64ArrayAttr(static_attr):
+            if value == _DYNAMIC:
+                result.append(self.index_expr(next(dynamic_values)))
+            else:
+                result.append(int(value))
+        return result
+
+    def _offsets_sizes_strides(self, op) -> tuple[list[Expr], list[Expr], list[Expr]]:
+        segments = _operand_segments(op)
+        return (self._mixed(op.attributes["static_offsets"], segments[1]),
+                self._mixed(op.attributes["static_sizes"], segments[2]),
+                self._mixed(op.attributes["static_strides"], segments[3]))
+
+    def _reinterpret_cast(self, op) -> None:
+        source = self.view(op, op.operands[0])
+        offsets, sizes, strides = self._offsets_sizes_strides(op)
+        self.views[op.results[0]] = source.reinterpret(offsets[0], sizes, strides)
+
+    def _subview(self, op) -> None:
+        source = self.view(op, op.operands[0])
+        offsets, sizes, strides = self._offsets_sizes_strides(op)
+        # Which unit dims a rank-reducing subview drops follows from the static sizes
+        # and the result type, exactly as the verifier decides it.
+        static_sizes = [None if s == _DYNAMIC else s
+                        for s in ir.DenseI64ArrayAttr(op.attributes["static_sizes"])]
+        result_shape = [None if s == _DYNAMIC else s
+                        for s in ir.MemRefType(op.results[0].type).shape]
+        dropped = rank_reduction_mask(static_sizes, result_shape)
+        if dropped is None:
+            raise error_at(op, "cannot tell which dimensions this subview drops")
+        self.views[op.results[0]] = source.subview(offsets, sizes, strides, dropped)
+
+    def _collapse_shape(self, op) -> None:
+        groups = _reassociation(op)
+        self.views[op.results[0]] = self.view(op, op.operands[0]).collapse(groups)
+
+    def _expand_shape(self, op) -> None:
+        groups = _reassociation(op)
+        sizes = self._mixed(op.attributes["static_output_shape"], list(op.operands)[1:])
+        self.views[op.results[0]] = self.view(op, op.operands[0]).expand(groups, sizes)
+
+    def _memref_cast(self, op) -> None:
+        self.views[op.results[0]] = self.view(op, op.operands[0])
+
+    def _no_code(self, op) -> None:
+        """Ops that print nothing: allocs are hoisted, deallocs are implicit."""
+
+    def _load(self, op) -> None:
+        view = self.view(op, op.operands[0])
+        index = view.element([self.index_expr(v) for v in list(op.operands)[1:]])
+        self.define(op, op.results[0], load_expr(self, view.buffer, index))
+
+    def _store(self, op) -> None:
+        value = self.operand(op.operands[0])
+        view = self.view(op, op.operands[1])
+        index = view.element([self.index_expr(v) for v in list(op.operands)[2:]])
+        self.stmt(op, store_stmt(self, view.buffer, index, value))
+
+    def _copy(self, op) -> None:
+        src = self.view(op, op.operands[0])
+        dst = self.view(op, op.operands[1])
+        if src.rank != dst.rank or src.buffer.kind != dst.buffer.kind:
+            raise error_at(op, "copy between views of different rank or element type")
+        sizes = [_pick_size(a, b) for a, b in zip(src.sizes, dst.sizes)]
+        if any(s is None for s in sizes):
+            raise error_at(op, "copy of a view whose extent is unknown (a whole "
+                               "kernel argument)")
+        self.note_source(op)
+        if not self._async_copy(src, dst, sizes):
+            self._loop_copy(src, dst, sizes)
+
+    def _async_copy(self, src: View, dst: View, sizes: list[Expr]) -> bool:
+        """global <-> local copies of plain element types as work-group async copies
+        (one per row; strided on the global side when needed). False if the copy is
+        not of that shape."""
+        if {src.buffer.space, dst.buffer.space} != {"global", "local"} or not sizes:
+            return False
+        if src.buffer.kind in ("f16", "bf16"):
+            return False  # the element type changes (half / bits -> float)
+        local, glob = (dst, src) if dst.buffer.space == "local" else (src, dst)
+        if local.strides[-1] != 1:
+            return False
+        if glob.strides[-1] == 1 and _contiguous(src, sizes) and _contiguous(dst, sizes):
+            sizes = [product(sizes)]  # one block: a single copy
+            src = View(src.buffer, src.offset, tuple(sizes), (1,))
+            dst = View(dst.buffer, dst.offset, tuple(sizes), (1,))
+            glob = src if src.buffer.is_global else dst
+        rows, count = sizes[:-1], sizes[-1]
+        if 0 in rows or count == 0:
+            return True  # nothing to copy
+        stride = glob.strides[-1]
+
+        def row_copy(row: list[str], event: str) -> str:
+            row_src, row_dst = _pointer(src, src.element(row)), _pointer(dst, dst.element(row))
+            if stride == 1:
+                return f"async_work_group_copy({row_dst}, {row_src}, {count}, {event})"
+            return (f"async_work_group_strided_copy({row_dst}, {row_src}, {count}, "
+                    f"{stride}, {event})")
+
+        event = self.names.fresh("ev")
+        if not rows:
+            self.out.line(f"event_t {event} = {row_copy([], '0')};")
+            self.out.line(f"wait_group_events(1, &{event});")
+            return True
+        # One event shared by all row copies; a copy with no rows has none to wait for.
+        self.out.line(f"event_t {event} = 0;")
+        loops = self._open_loops(rows, "r")
+        self.out.line(f"{event} = {row_copy(loops, event)};")
+        self._close_loops(loops)
+        total_rows = product(rows)
+        guard = "" if isinstance(total_rows, int) else f"if ({total_rows} > 0) "
+        self.out.line(f"{guard}wait_group_events(1, &{event});")
+        return True
+
+    def _loop_copy(self, src: View, dst: View, sizes: list[Expr]) -> None:
+        """Element by element: local<->local, global<->global, f16/bf16, strided
+        local sides."""
+        loops = self._open_loops(sizes, "i")
+        value = load_expr(self, src.buffer, src.element(loops))
+        self.out.line(store_stmt(self, dst.buffer, dst.element(loops), value))
+        self._close_loops(loops)
+
+    def _open_loops(self, extents: Sequence[Expr], prefix: str) -> list[str]:
+        """Nested `for` loops over `extents`; returns the induction variables."""
+        self.names.push_scope()
+        variables = []
+        for n in extents:
+            var = self.names.fresh(prefix) if len(extents) == 1 else \
+                self.names.fresh(f"{prefix}{len(variables)}")
+            self.out.open(f"for (long {var} = 0; {var} < {n}; ++{var})")
+            variables.append(var)
+        return variables
+
+    def _close_loops(self, variables: list[str]) -> None:
+        for _ in variables:
+            self.out.close()
+        self.names.pop_scope()
+
+    # ------------------------------------------------------------ control flow
+
+    def _declare_targets(self, op, values: Sequence[ir.Value], results: Sequence[ir.Value],
+                         inits: Sequence[str] | None, fallback: str) -> list[Target]:
+        """C variables for loop-carried values / if results, declared before the
+        construct (initialized when `inits` is given)."""
+        targets = []
+        for i, result in enumerate(results):
+            wanted = (source_name(values[i].location) if i < len(values) else None) \
+                or source_name(op.location)
+            name = self.names.from_source(wanted, fallback)
+            ctype = self.ctype_of(op, result)
+            init = f" = {inits[i]}" if inits is not None else ""
+            self.stmt(op, f"{ctype} {name}{init};")
+            targets.append(Target(name, ctype))
+            self.exprs[result] = name
+        return targets
+
+    def _for(self, op) -> None:
+        body = op.regions[0].blocks[0]
+        operands = list(op.operands)
+        lower, upper, step = (self.operand(v) for v in operands[:3])
+        inits = [self.operand(v) for v in operands[3:]]
+        iv, carried_args = body.arguments[0], list(body.arguments)[1:]
+        targets = self._declare_targets(op, carried_args, list(op.results), inits, "acc")
+        for arg, target in zip(carried_args, targets):
+            self.exprs[arg] = target.name
+        self.names.push_scope()
+        depth_name = _LOOP_VAR_NAMES[min(self.loop_depth, len(_LOOP_VAR_NAMES) - 1)]
+        var = self.names.fresh(sanitize(source_name(iv.location) or "") or depth_name)
+        self.exprs[iv] = var
+        iv_ctype = self.ctype_of(op, iv)
+        bound = f"{var} < {upper}"
+        if "unsignedCmp" in op.attributes:
+            iv_kind, _ = self.shape_of(op, iv)
+            bound = f"{self.unsigned(var, iv_kind, 1)} < {self.unsigned(upper, iv_kind, 1)}"
+        increment = f"++{var}" if step == "1" else f"{var} += {step}"
+        self.open_stmt(op, f"for ({iv_ctype} {var} = {lower}; {bound}; {increment})")
+        self.loop_depth += 1
+        self._emit_region_block(body, targets)
+        self.loop_depth -= 1
+        self.out.close()
+        self.names.pop_scope()
+
+    def _if(self, op) -> None:
+        results = list(op.results)
+        targets = self._declare_targets(op, [], results, None, "r")
+        self.open_stmt(op, f"if ({self.operand(op.operands[0])})")
+        self._emit_region_block(op.regions[0].blocks[0], targets)
+        else_region = op.regions[1]
+        if len(else_region.blocks) and _has_code(else_region.blocks[0]):
+            self.out.close("} else {")
+            self.out.depth += 1
+            self._emit_region_block(else_region.blocks[0], targets)
+        self.out.close()
+
+    def _while(self, op) -> None:
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        inits = [self.operand(v) for v in op.operands]
+        carried = self._declare_targets(op, list(before.arguments),
+                                        list(before.arguments), inits, "w")
+        results = self._declare_targets(op, list(after.arguments), list(op.results),
+                                        None, "r")
+        for arg, target in zip(after.arguments, results):
+            self.exprs[arg] = target.name
+        self.open_stmt(op, "while (1)")
+        self._emit_region_block(before, results)
+        self._emit_region_block(after, carried)
+        self.out.close()
+
+    def _yield(self, op) -> None:
+        targets = self.targets[-1] if self.targets else []
+        values = [self.operand(v) for v in op.operands]
+        self._assign_all(op, targets, values)
+
+    def _condition(self, op) -> None:
+        operands = list(op.operands)
+        self._assign_all(op, self.targets[-1], [self.operand(v) for v in operands[1:]])
+        self.stmt(op, f"if (!{atom(self.operand(operands[0]))}) break;")
+
+    def _assign_all(self, op, targets: list[Target], values: list[str]) -> None:
+        """targets[i] = values[i] for all i at once. Assignments are ordered so that
+        no target is overwritten while another assignment still reads it; a cycle
+        (a swap of loop-carried values) saves one target in a temporary first."""
+        pending = [(t, v) for t, v in zip(targets, values) if t.name != v]
+        while pending:
+            still_read = {v for _, v in pending}
+            ready = next((p for p in pending if p[0].name not in still_read), None)
+            if ready is None:
+                target = pending[0][0]
+                saved = self.names.fresh(f"{target.name}_prev")
+                self.stmt(op, f"{target.ctype} {saved} = {target.name};")
+                pending = [(t, saved if v == target.name else v) for t, v in pending]
+                continue
+            self.stmt(op, f"{ready[0].name} = {ready[1]};")
+            pending.remove(ready)
+
+    # --------------------------------------------------------------- gpu, func
+
+    def _gpu_index(self, op) -> None:
+        builtin, default = _GPU_INDEX[op.operation.name]
+        dim = str(op.attributes["dimension"]).rstrip(">")[-1]
+        self.define(op, op.results[0], f"{builtin}({'xyz'.index(dim)})", "long",
+                    default_name=f"{default}_{dim}")
+
+    def _barrier(self, op) -> None:
+        self.stmt(op, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+
+    def _return(self, op) -> None:
+        if len(op.operands):
+            raise error_at(op, "kernels return nothing")
+
+    # ------------------------------------------------------------------ vector
+
+    def _vector_access(self, op, memref_value: ir.Value, indices: Sequence[ir.Value],
+                       vector_type: ir.Type) -> tuple[Buffer, str, int, str]:
+        """(buffer, pointer to the first element, width, element kind) of a 1-D
+        unit-stride vector access."""
+        shape = ct.vector_shape(vector_type)
+        view = self.view(op, memref_value)
+        if shape is None or view.rank == 0 or view.strides[-1] != 1:
+            raise error_at(op, "only 1-D vectors of width 2, 3, 4, 8, 16 over unit-"
+                               "stride memory are supported")
+        if "permutation_map" in op.attributes:
+            amap = ir.AffineMapAttr(op.attributes["permutation_map"]).value
+            if amap != ir.AffineMap.get_minor_identity(amap.n_dims, 1):
+                raise error_at(op, "transposing vector transfers are not supported")
+        if "in_bounds" in op.attributes:
+            if not all(ir.BoolAttr(b).value for b in ir.ArrayAttr(op.attributes["in_bounds"])):
+                raise error_at(op, "vector transfers must be in bounds")
+        kind, width = shape
+        if kind in ("i1", "bf16"):
+            raise error_at(op, f"vector loads/stores of {kind} are not supported")
+        index = view.element([self.index_expr(v) for v in indices])
+        pointer = view.buffer.name if index == 0 else f"{view.buffer.name} + {atom(index)}"
+        return view.buffer, pointer, width, kind
+
+    def _vector_read(self, op) -> None:
+        name = op.operation.name
+        segments = _operand_segments(op) if name == "vector.transfer_read" else None
+        if segments is not None and len(segments) > 3 and len(segments[3]):
+            raise error_at(op, "masked vector transfers are not supported")
+        indices = segments[1] if segments is not None else list(op.operands)[1:]
+        buffer, pointer, width, kind = self._vector_access(
+            op, op.operands[0], indices, op.results[0].type)
+        if buffer.is_global and kind == "f16":
+            expr = f"vload_half{width}(0, {pointer})"
+        else:
+            expr = f"vload{width}(0, {pointer})"
+        self.define(op, op.results[0], expr)
+
+    def _vector_write(self, op) -> None:
+        name = op.operation.name
+        if name == "vector.transfer_write":
+            segments = _operand_segments(op)
+            if len(segments) > 3 and len(segments[3]):
+                raise error_at(op, "masked vector transfers are not supported")
+            indices = segments[2]
+        else:
+            indices = list(op.operands)[2:]
+        buffer, pointer, width, kind = self._vector_access(
+            op, op.operands[1], indices, op.operands[0].type)
+        value = self.operand(op.operands[0])
+        if buffer.is_global and kind == "f16":
+            self.stmt(op, f"vstore_half{width}_rte({value}, 0, {pointer});")
+        else:
+            self.stmt(op, f"vstore{width}({value}, 0, {pointer});")
+
+    def _vector_lane(self, op, position_operands: Sequence[ir.Value]) -> str:
+        positions = [int(p) for p in ir.DenseI64ArrayAttr(op.attributes["static_position"])]
+        if len(positions) != 1 or positions[0] < 0 or len(position_operands):
+            raise error_at(op, "only constant positions in 1-D vectors are supported")
+        return f"s{positions[0]:x}"
+
+    def _vector_extract(self, op) -> None:
+        lane = self._vector_lane(op, list(op.operands)[1:])
+        self.define(op, op.results[0], f"{atom(self.operand(op.operands[0]))}.{lane}")
+
+    def _vector_insert(self, op) -> None:
+        lane = self._vector_lane(op, list(op.operands)[2:])
+        name = self.define(op, op.results[0], self.operand(op.operands[1]))
+        self.stmt(op, f"{name}.{lane} = {self.operand(op.operands[0])};")
+
+    def _vector_broadcast(self, op) -> None:
+        source, result = op.operands[0], op.results[0]
+        if source.type == result.type:
+            self.alias(result, source)
+            return
+        if ct.scalar_kind(source.type) is None:
+            raise error_at(op, "only scalar-to-vector broadcasts are supported")
+        ctype = self.ctype_of(op, result)
+        self.define(op, result, f"({ctype})({self.operand(source)})")
+
+
+# ---------------------------------------------------------------------------
+# Loads and stores by buffer kind
+# ---------------------------------------------------------------------------
+
+def load_expr(emitter: KernelEmitter, buffer: Buffer, index: Expr) -> str:
+    """Read one element as its value type (f16/bf16 widen to float)."""
+    if buffer.is_global and buffer.kind == "f16":
+        return f"vload_half({index}, {buffer.name})"
+    if buffer.is_global and buffer.kind == "bf16":
+        emitter.helpers.need("bf16_bits_to_float")
+        return f"bf16_bits_to_float({buffer.name}[{index}])"
+    return f"{buffer.name}[{index}]"
+
+
+def store_stmt(emitter: KernelEmitter, buffer: Buffer, index: Expr, value: str) -> str:
+    """Write one element (f16/bf16 rounded to nearest even)."""
+    if buffer.is_global and buffer.kind == "f16":
+        return f"vstore_half_rte({value}, {index}, {buffer.name});"
+    if buffer.is_global and buffer.kind == "bf16":
+        emitter.helpers.need("float_to_bf16_bits")
+        return f"{buffer.name}[{index}] = float_to_bf16_bits({value});"
+    return f"{buffer.name}[{index}] = {value};"
+
+
+def _pointer(view: View, index: Expr) -> str:
+    """`buffer + index` as a pointer expression (sums parenthesized, so the
+    pointer moves once by the whole index)."""
+    if index == 0:
+        return view.buffer.name
+    text = str(index)
+    return f"{view.buffer.name} + {atom(index) if ' + ' in text or ' - ' in text else text}"
+
+
+def _pick_size(a: Expr | None, b: Expr | None) -> Expr | None:
+    """Both sides of a copy have the same extent; prefer the one known statically."""
+    if isinstance(a, int) or b is None:
+        return a
+    return b
+
+
+def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
+    expected: Expr = 1
+    for size, stride in zip(reversed(sizes), reversed(view.strides)):
+        if stride != expected:
+            return False
+        expected = mul(expected, size)
+    return True
+
+
+# ---------------------------------------------------------------------------
+# Casts
+# ---------------------------------------------------------------------------
+
+_CASTS = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp", "arith.uitofp",
+          "arith.fptosi", "arith.fptoui", "arith.extf", "arith.truncf",
+          "arith.index_cast", "arith.index_castui", "arith.bitcast"}
+_FOLDABLE_INT_CASTS = {"arith.extsi", "arith.extui", "arith.trunci",
+                       "arith.index_cast", "arith.index_castui"}
+
+
+def _fold_int_cast(name: str, value: int, src: str, dst: str) -> int:
+    src_bits, dst_bits = ct.BIT_WIDTH[src], ct.BIT_WIDTH[dst]
+    if name in ("arith.extui", "arith.index_castui"):
+        value &= (1 << src_bits) - 1
+    value &= (1 << dst_bits) - 1  # wrap to the destination width, then sign it
+    if dst_bits > 1 and value >= 1 << (dst_bits - 1):
+        value -= 1 << dst_bits
+    return value
+
+
+def _round_to(emitter: KernelEmitter, dst: str, src_ctype: str, text: str) -> str:
+    """A float/double value rounded to an f16 or bf16 value (held in float)."""
+    family = "half" if dst == "f16" else "bf16"
+    return f"{emitter.helpers.need(f'round_to_{family}_{src_ctype}')}({text})"
+
+
+def _cast_expr(emitter: KernelEmitter, op, name: str, a: str, src: str, dst: str,
+               width: int) -> str | None:
+    """C for a scalar cast; None when the result is the same C value."""
+    T = ct.VALUE_CTYPE[dst]
+    src_ctype = ct.VALUE_CTYPE[src]
+    if name in ("arith.extsi", "arith.index_cast"):
+        if src == "i1":
+            return f"-({T}){a}"  # i1 true is -1 when read as signed
+        return None if src_ctype == T else f"({T}){a}"
+    if name in ("arith.extui", "arith.index_castui"):
+        if src == "i1":
+            return f"({T}){a}"
+        return f"({T})({ct.UNSIGNED_CTYPE[src]}){a}"
+    if name == "arith.trunci":
+        return f"{a} & 1" if dst == "i1" else f"({T}){a}"
+    if name in ("arith.sitofp", "arith.uitofp"):
+        if src == "i1":
+            one = ct.float_literal(-1.0 if name == "arith.sitofp" else 1.0, dst)
+            return f"{a} ? {one} : {ct.float_literal(0.0, dst)}"
+        if name == "arith.uitofp":
+            a = f"({ct.UNSIGNED_CTYPE[src]}){a}"
+        if dst in ("f16", "bf16"):
+            return _round_to(emitter, dst, "float", f"(float){a}")
+        return f"({T}){a}"
+    if name in ("arith.fptosi", "arith.fptoui"):
+        # Out-of-range conversions are poison in MLIR; saturating converts give the
+        # answer GPUs give (clamp, NaN -> 0) instead of C's undefined behaviour.
+        if dst == "i1":
+            return f"{a} != 0"
+        if name == "arith.fptosi":
+            return f"convert_{ct.SIGNED_CTYPE[dst]}_sat({a})"
+        return f"({T})convert_{ct.UNSIGNED_CTYPE[dst]}_sat({a})"
+    if name == "arith.extf":
+        return None if src_ctype == T else f"({T}){a}"
+    if name == "arith.truncf":
+        if dst in ("f16", "bf16"):
+            return _round_to(emitter, dst, src_ctype, a)
+        return f"({T}){a}"
+    if name == "arith.bitcast":
+        return _bitcast_expr(emitter, a, src, dst)
+    raise error_at(op, "unsupported cast")
+
+
+def _bitcast_expr(emitter: KernelEmitter, a: str, src: str, dst: str) -> str | None:
+    if src == dst:
+        return None
+    # f16/bf16 values are floats in registers: go through their 16-bit patterns.
+    if src == "f16":
+        a, src = f"{emitter.helpers.need('float_to_half_bits')}({a})", "i16"
+    elif src == "bf16":
+        a, src = f"{emitter.helpers.need('float_to_bf16_bits')}({a})", "i16"
+    if dst == "f16":
+        return f"{emitter.helpers.need('half_bits_to_float')}((ushort){a})"
+    if dst == "bf16":
+        return f"{emitter.helpers.need('bf16_bits_to_float')}((ushort){a})"
+    T = ct.VALUE_CTYPE[dst]
+    if ct.is_int(src) and ct.is_int(dst):
+        return f"({T}){a}"
+    return f"as_{T}({a})"
+
+
+def _vector_cast_expr(emitter: KernelEmitter, op, name: str, a: str, src: str, dst: str,
+                      width: int) -> str | None:
+    """Vector casts use convert_T / as_T (C casts between vector types are not
+    allowed in OpenCL C)."""
+    T = ct.value_ctype(dst, width)
+    if name == "arith.bitcast":
+        if src in ("f16", "bf16") or dst in ("f16", "bf16"):
+            raise error_at(op, "vector bitcasts of f16/bf16 are not supported")
+        return None if src == dst else f"as_{T}({a})"
+    if src in ("f16", "bf16") and name != "arith.extf" or \
+            dst in ("f16", "bf16") and name != "arith.extf":
+        raise error_at(op, "vector conversions to or from f16/bf16 are not supported")
+    if name == "arith.extf" and ct.value_ctype(src, width) == T:
+        return None
+    if src == "i1":
+        lanes = f"convert_{T}({a})"  # mask lanes are 0 / -1
+        return lanes if name in ("arith.extsi", "arith.index_cast", "arith.sitofp") \
+            else f"-{lanes}"
+    if name in ("arith.extui", "arith.index_castui", "arith.uitofp"):
+        a = emitter.unsigned(a, src, width)
+    if name in ("arith.fptosi", "arith.fptoui"):
+        if dst == "i1":
+            raise error_at(op, "vector float-to-i1 conversions are not supported")
+        base = ct.SIGNED_CTYPE[dst] if name == "arith.fptosi" else ct.UNSIGNED_CTYPE[dst]
+        converted = f"convert_{base}{width}_sat({a})"
+        return converted if name == "arith.fptosi" else f"as_{T}({converted})"
+    if dst == "i1":
+        raise error_at(op, "vector truncation to i1 is not supported")
+    return f"convert_{T}({a})"
+
+
+# ---------------------------------------------------------------------------
+# Small IR utilities
+# ---------------------------------------------------------------------------
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _walk(region: ir.Region):
+    for block in region.blocks:
+        for op in block.operations:
+            yield op
+            for inner in op.regions:
+                yield from _walk(inner)
+
+
+def _has_uses(value: ir.Value) -> bool:
+    return any(True for _ in value.uses)
+
+
+def _has_code(block: ir.Block) -> bool:
+    ops = list(block.operations)
+    return len(ops) > 1 or (len(ops) == 1 and len(ops[0].operands) > 0)
+
+
+def _is_pure(name: str) -> bool:
+    return name.startswith(_PURE_PREFIXES) or name in _PURE_OPS
+
+
+def _identity(mt: ir.MemRefType) -> bool:
+    """Whether a memref type has the default row-major layout."""
+    layout = mt.layout
+    if isinstance(layout, ir.AffineMapAttr):
+        return ir.AffineMapAttr(layout).value == ir.AffineMap.get_identity(mt.rank)
+    strides, offset = mt.get_strides_and_offset()
+    return offset == 0 and tuple(strides) == View.contiguous(None, list(mt.shape)).strides
+
+
+def _operand_segments(op) -> list[list[ir.Value]]:
+    """Operands grouped by the op's `operandSegmentSizes`."""
+    sizes = [int(s) for s in ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])]
+    operands = list(op.operands)
+    segments, start = [], 0
+    for size in sizes:
+        segments.append(operands[start:start + size])
+        start += size
+    return segments
+
+
+def _reassociation(op) -> list[list[int]]:
+    return [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(group)]
+            for group in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+def _scalar_attr_value(attr: ir.Attribute, kind: str):
+    if kind == "i1":
+        return bool(ir.BoolAttr(attr).value) if isinstance(attr, ir.BoolAttr) \
+            else bool(ir.IntegerAttr(attr).value)
+    if ct.is_int(kind):
+        return ir.IntegerAttr(attr).value
+    return ir.FloatAttr(attr).value
+
+
+_HANDLERS: dict[str, Callable[[KernelEmitter, ir.OpView], None]] = {
+    "arith.constant": KernelEmitter._constant,
+    "arith.cmpi": KernelEmitter._compare,
+    "arith.cmpf": KernelEmitter._compare,
+    "arith.select": KernelEmitter._select,
+    "memref.alloc": KernelEmitter._no_code,
+    "memref.alloca": KernelEmitter._no_code,
+    "memref.dealloc": KernelEmitter._no_code,
+    "memref.reinterpret_cast": KernelEmitter._reinterpret_cast,
+    "memref.subview": KernelEmitter._subview,
+    "memref.collapse_shape": KernelEmitter._collapse_shape,
+    "memref.expand_shape": KernelEmitter._expand_shape,
+    "memref.cast": KernelEmitter._memref_cast,
+    "memref.load": KernelEmitter._load,
+    "memref.store": KernelEmitter._store,
+    "memref.copy": KernelEmitter._copy,
+    "scf.for": KernelEmitter._for,
+    "scf.if": KernelEmitter._if,
+    "scf.while": KernelEmitter._while,
+    "scf.yield": KernelEmitter._yield,
+    "scf.condition": KernelEmitter._condition,
+    "gpu.block_id": KernelEmitter._gpu_index,
+    "gpu.grid_dim": KernelEmitter._gpu_index,
+    "gpu.thread_id": KernelEmitter._gpu_index,
+    "gpu.block_dim": KernelEmitter._gpu_index,
+    "gpu.barrier": KernelEmitter._barrier,
+    "func.return": KernelEmitter._return,
+    "vector.transfer_read": KernelEmitter._vector_read,
+    "vector.load": KernelEmitter._vector_read,
+    "vector.transfer_write": KernelEmitter._vector_write,
+    "vector.store": KernelEmitter._vector_write,
+    "vector.extract": KernelEmitter._vector_extract,
+    "vector.insert": KernelEmitter._vector_insert,
+    "vector.broadcast": KernelEmitter._vector_broadcast,
+    "vector.splat": KernelEmitter._vector_broadcast,
+    **{name: KernelEmitter._elementwise for name in ARITH},
+    **{name: KernelEmitter._cast for name in _CASTS},
+}

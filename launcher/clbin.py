@@ -1,0 +1,77 @@
+"""The `clbin` artefact: what the compiler hands the runtime for one kernel.
+
+A UTF-8 JSON document:
+
+    {"format": "triton-spirv-clbin-1",
+     "name": kernel name (the OpenCL kernel function),
+     "source": OpenCL C source,
+     "binary": base64 of the device program binary, or null,
+     "device": identity of the device the binary is for (device.device_identity),
+     "arg_types": OpenCL C parameter types, e.g. ["__global float*", "int"],
+     "local_size": [x, y, z] work-group size the kernel is written for,
+     "local_mem_bytes": __local memory the kernel declares,
+     "build_options": optional list of OpenCL C compiler options (default none)}
+
+The source always travels, so an artefact stays runnable on another device or
+driver; the binary only saves the OpenCL C compile on the device it was made for.
+"""
+
+import base64
+import json
+
+from .errors import ClbinFormatError
+
+CLBIN_FORMAT = "triton-spirv-clbin-1"
+
+
+def pack_clbin(name, source, arg_types, local_size=(1, 1, 1), local_mem_bytes=0, binary=None, device=None,
+               build_options=()):
+    """Serialise one kernel. `device` is an OpenCLDevice, an identity string or None."""
+    local_size = _normalise_local_size(local_size)
+    document = {
+        "format": CLBIN_FORMAT,
+        "name": name,
+        "source": source,
+        "binary": base64.b64encode(binary).decode("ascii") if binary else None,
+        "device": getattr(device, "identity", device),
+        "arg_types": list(arg_types),
+        "local_size": list(local_size),
+        "local_mem_bytes": int(local_mem_bytes),
+    }
+    if build_options:
+        document["build_options"] = list(build_options)
+    return json.dumps(document, indent=1).encode("utf-8")
+
+
+def unpack_clbin(data):
+    """Parse a clbin (bytes or str). `binary` comes back as bytes or None,
+    `local_size` as a 3-tuple."""
+    try:
+        document = json.loads(data if isinstance(data, str) else bytes(data).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ClbinFormatError(f"not a clbin document (expected UTF-8 JSON): {exc}") from None
+    if not isinstance(document, dict) or document.get("format") != CLBIN_FORMAT:
+        found = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise ClbinFormatError(f"clbin format is {found!r}, expected {CLBIN_FORMAT!r}")
+    for key in ("name", "source"):
+        if not isinstance(document.get(key), str):
+            raise ClbinFormatError(f"clbin field {key!r} must be a string")
+    binary = document.get("binary")
+    return {
+        "format": CLBIN_FORMAT,
+        "name": document["name"],
+        "source": document["source"],
+        "binary": base64.b64decode(binary) if binary else None,
+        "device": document.get("device"),
+        "arg_types": list(document.get("arg_types") or []),
+        "local_size": _normalise_local_size(document.get("local_size") or (1, 1, 1)),
+        "local_mem_bytes": int(document.get("local_mem_bytes") or 0),
+        "build_options": tuple(document.get("build_options") or ()),
+    }
+
+
+def _normalise_local_size(local_size):
+    sizes = [int(s) for s in local_size]
+    if not 1 <= len(sizes) <= 3 or any(s < 1 for s in sizes):
+        raise ClbinFormatError(f"local_size must be 1 to 3 positive integers, got {list(local_size)}")
+    return tuple(sizes + [1] * (3 - len(sizes)))

@@ -1,0 +1,326 @@
+"""Choosing the OpenCL device, with one context and one in-order queue per device.
+
+`get_device()` picks the device once per process (lazily, at first use) and caches it:
+
+* `TRITON_OPENCL_DEVICE=P:D` takes device D of platform P (indices as listed by
+  `clinfo -l`); any other value is a case-insensitive substring of
+  "platform name / device name" (e.g. `pocl`, `haswell`, `nvidia`).
+* Without the variable, the first device over all platforms that builds and runs a
+  tiny probe kernel wins.
+
+The probe also tells how host memory reaches the kernel: on devices where a
+`CL_MEM_USE_HOST_PTR` buffer is the host memory itself (CPU devices, integrated
+GPUs), launches are zero-copy; elsewhere (or with TRITON_OPENCL_FORCE_COPY=1)
+arguments are copied in and out.
+"""
+
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import NoOpenCLDeviceError
+
+ENV_VAR = "TRITON_OPENCL_DEVICE"
+# Set to 1 to copy arguments in and out even on zero-copy devices (to test that path).
+FORCE_COPY_ENV_VAR = "TRITON_OPENCL_FORCE_COPY"
+
+INSTALL_HINT = (
+    "To run Triton kernels on the CPU, install an OpenCL driver and loader, e.g. on Debian/Ubuntu: "
+    "`apt-get install pocl-opencl-icd ocl-icd-libopencl1`, plus `pip install pyopencl`. "
+    f"Set {ENV_VAR}=P:D (platform:device indices) or to part of 'platform name / device name' "
+    "to choose a device."
+)
+
+# Copies each byte plus one. Run at an odd host address so that a device which
+# only works on aligned host pointers is not mistaken for a zero-copy one.
+_PROBE_SOURCE = """
+__kernel void triton_opencl_probe(__global const uchar* src, __global uchar* dst) {
+    size_t i = get_global_id(0);
+    dst[i] = (uchar)(src[i] + 1);
+}
+"""
+_PROBE_BYTES = 64
+
+
+@dataclass(eq=False)
+class OpenCLDevice:
+    """A usable OpenCL device with its context, queue and per-device caches."""
+
+    platform_index: int
+    device_index: int
+    platform: object  # pyopencl.Platform
+    device: object  # pyopencl.Device
+    context: object  # pyopencl.Context
+    queue: object  # pyopencl.CommandQueue, in order
+    zero_copy: bool  # USE_HOST_PTR buffers alias host memory (checked by the probe)
+    programs: dict = field(default_factory=dict)  # (source sha256, options) -> pyopencl.Program
+    # Held from setting a kernel's arguments to the end of its launch. Launches finish
+    # before returning and the queue runs in order, so serialising them costs no
+    # parallelism; it keeps kernel arguments and the buffer cache consistent
+    # when several threads launch.
+    launch_lock: object = field(default_factory=threading.Lock)
+    _buffers: object = None
+    _properties: dict = None
+
+    @property
+    def name(self):
+        return f"{self.platform.name.strip()} / {self.device.name.strip()}"
+
+    @property
+    def cl_device(self):
+        return self.device
+
+    @property
+    def identity(self):
+        """Says which devices can share a program binary (same driver, same device)."""
+        return device_identity(self.platform, self.device)
+
+    @property
+    def arch(self):
+        return device_arch(self.platform, self.device)
+
+    @property
+    def buffers(self):
+        if self._buffers is None:
+            from .buffers import HostBufferCache
+
+            self._buffers = HostBufferCache(self)
+        return self._buffers
+
+    def properties(self):
+        if self._properties is None:
+            self._properties = _device_properties(self)
+        return self._properties
+
+    def synchronize(self):
+        self.queue.finish()
+
+
+def device_identity(platform, device):
+    return " | ".join(
+        s.strip()
+        for s in (platform.name, platform.version, device.name, device.version, device.driver_version)
+    )
+
+
+def _slug(text):
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+
+def device_arch(platform, device):
+    """Short stable name of a device, e.g. `pocl-3.1:pthread-haswell-amd-epyc`.
+
+    It goes into Triton's GPUTarget and so into its compile-cache keys: it names the
+    OpenCL implementation and version (which decide the OpenCL C compiler) and the
+    device, and nothing that changes between runs.
+    """
+    pocl = re.search(r"PoCL\s+([0-9]+(?:\.[0-9]+)*)", platform.version)
+    if pocl:
+        runtime = f"pocl-{pocl.group(1)}"
+    else:
+        runtime = f"{_slug(platform.name.split()[0] if platform.name.split() else 'opencl')}-{_slug(device.driver_version)}"
+    return f"{runtime}:{_slug(device.name)}"[:96]
+
+
+# ----------------------------------------------------------------------------
+# Selection
+# ----------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_selected = None
+
+
+def get_device():
+    """The device Triton kernels run on, chosen at first call and then cached."""
+    global _selected
+    if _selected is None:
+        with _lock:
+            if _selected is None:
+                _selected = select_device(os.environ.get(ENV_VAR))
+    return _selected
+
+
+# The name the compiler stages use.
+current_device = get_device
+
+
+def reset_device_cache():
+    """Forget the chosen device so that the next `get_device()` chooses again."""
+    global _selected
+    with _lock:
+        _selected = None
+
+
+def select_device(spec=None):
+    """Choose a device without caching: `spec` as in TRITON_OPENCL_DEVICE, or None."""
+    cl = _import_pyopencl()
+    platforms, found, errors = _list_devices(cl)
+    candidates = [c for c in found if _matches(spec, c)] if spec else found
+    for platform_index, device_index, platform, device in candidates:
+        try:
+            return _open_device(cl, platform_index, device_index, platform, device)
+        except Exception as exc:  # any failure means: try the next device
+            errors.append(f"{platform_index}:{device_index} {platform.name.strip()} / "
+                          f"{device.name.strip()}: {type(exc).__name__}: {exc}")
+    raise NoOpenCLDeviceError(_no_device_message(spec, platforms, found, candidates, errors))
+
+
+def _import_pyopencl():
+    try:
+        import pyopencl
+    except Exception as exc:  # ImportError, or a broken native library
+        raise NoOpenCLDeviceError(f"pyopencl cannot be imported ({exc}). {INSTALL_HINT}") from exc
+    return pyopencl
+
+
+def _list_devices(cl):
+    """All (platform index, device index, platform, device), plus what went wrong."""
+    errors = []
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error as exc:  # e.g. PLATFORM_NOT_FOUND_KHR: no ICD installed
+        return [], [], [f"clGetPlatformIDs: {exc}"]
+    found = []
+    for p_index, platform in enumerate(platforms):
+        try:
+            devices = platform.get_devices()
+        except cl.Error as exc:
+            errors.append(f"platform {p_index} {platform.name.strip()}: clGetDeviceIDs: {exc}")
+            continue
+        found.extend((p_index, d_index, platform, device) for d_index, device in enumerate(devices))
+    return platforms, found, errors
+
+
+def _matches(spec, candidate):
+    platform_index, device_index, platform, device = candidate
+    spec = spec.strip()
+    indices = re.fullmatch(r"(\d+):(\d+)", spec)
+    if indices:
+        return (platform_index, device_index) == (int(indices.group(1)), int(indices.group(2)))
+    return spec.lower() in f"{platform.name.strip()} / {device.name.strip()}".lower()
+
+
+def _no_device_message(spec, platforms, found, candidates, errors):
+    lines = ["No usable OpenCL device."]
+    if spec and not candidates:
+        lines.append(f"{ENV_VAR}={spec!r} matches none of the devices found.")
+    elif spec:
+        lines.append(f"{ENV_VAR}={spec!r} matches devices, but none of them works.")
+    if platforms:
+        lines.append("Found:")
+        for p_index, platform in enumerate(platforms):
+            lines.append(f"  platform {p_index}: {platform.name.strip()} ({platform.version.strip()})")
+            for _, d_index, _, device in (c for c in found if c[0] == p_index):
+                lines.append(f"    device {p_index}:{d_index}: {device.name.strip()}")
+    else:
+        lines.append("Found: no OpenCL platform (no ICD installed or none loads).")
+    if errors:
+        lines.append("Errors:")
+        lines.extend(f"  {e}" for e in errors)
+    lines.append(INSTALL_HINT)
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------
+# Opening a device: context, queue and the probe
+# ----------------------------------------------------------------------------
+
+def _open_device(cl, platform_index, device_index, platform, device):
+    context = cl.Context([device])
+    queue = cl.CommandQueue(context, device)  # in order: launches run in program order
+    zero_copy = _probe(cl, context, queue)
+    return OpenCLDevice(platform_index, device_index, platform, device, context, queue, zero_copy)
+
+
+def _probe(cl, context, queue):
+    """Build and run the probe kernel; True when host-pointer buffers are zero-copy.
+
+    Raises if the device cannot build or run the probe at all.
+    """
+    program = cl.Program(context, _PROBE_SOURCE).build()
+    kernel = cl.Kernel(program, "triton_opencl_probe")
+    if _probe_zero_copy(cl, context, queue, kernel) and os.environ.get(FORCE_COPY_ENV_VAR) != "1":
+        return True
+    _probe_copy(cl, context, queue, kernel)
+    return False
+
+
+def _odd_views(n):
+    """Two host arrays of n bytes, each starting at an odd address."""
+    base = np.zeros(2 * n + 4, dtype=np.uint8)
+    first = 1 if base.ctypes.data % 2 == 0 else 0
+    second = first + n + (2 if n % 2 == 0 else 1)
+    return base[first:first + n], base[second:second + n]
+
+
+def _probe_zero_copy(cl, context, queue, kernel):
+    """Run twice over USE_HOST_PTR buffers; both the host's and the kernel's writes must show."""
+    mf = cl.mem_flags
+    src, dst = _odd_views(_PROBE_BYTES)
+    try:
+        src_buf = cl.Buffer(context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=src)
+        dst_buf = cl.Buffer(context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=dst)
+    except cl.Error:  # host pointers not supported at all: copy instead
+        return False
+    try:
+        for round_ in range(2):
+            src[:] = np.arange(_PROBE_BYTES, dtype=np.uint8) + 7 * round_  # written by the host only
+            kernel(queue, (_PROBE_BYTES,), None, src_buf, dst_buf)
+            queue.finish()
+            if not np.array_equal(dst, (src + 1).astype(np.uint8)):
+                return False
+        return True
+    finally:
+        src_buf.release()
+        dst_buf.release()
+
+
+def _probe_copy(cl, context, queue, kernel):
+    mf = cl.mem_flags
+    src = np.arange(_PROBE_BYTES, dtype=np.uint8)
+    dst = np.zeros_like(src)
+    src_buf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=src)
+    dst_buf = cl.Buffer(context, mf.READ_WRITE, size=dst.nbytes)
+    kernel(queue, (_PROBE_BYTES,), None, src_buf, dst_buf)
+    cl.enqueue_copy(queue, dst, dst_buf)
+    queue.finish()
+    if not np.array_equal(dst, src + 1):
+        raise RuntimeError("the probe kernel ran but produced wrong results")
+
+
+# ----------------------------------------------------------------------------
+# Properties in the shape Triton's utilities expect (names from the CUDA driver)
+# ----------------------------------------------------------------------------
+
+# OpenCL does not report the memory clock or bus width. These nominal values (a
+# dual-channel DDR4-3200 host, ~51 GB/s) only feed rough bandwidth estimates such
+# as triton.testing.get_dram_gbps.
+_NOMINAL_MEM_CLOCK_KHZ = 1_600_000
+_NOMINAL_MEM_BUS_WIDTH_BITS = 128
+
+
+def _device_properties(dev):
+    d = dev.device
+    return {
+        "name": dev.name,
+        "arch": dev.arch,
+        "identity": dev.identity,
+        "max_shared_mem": int(d.local_mem_size),
+        "multiprocessor_count": int(d.max_compute_units),
+        # OpenCL hides the register file; Triton only compares n_regs against it.
+        "max_num_regs": 65536,
+        "warpSize": 1,
+        "sm_clock_rate": int(d.max_clock_frequency) * 1000,  # kHz, like CUDA
+        "mem_clock_rate": _NOMINAL_MEM_CLOCK_KHZ,
+        "mem_bus_width": _NOMINAL_MEM_BUS_WIDTH_BITS,
+        "max_work_group_size": int(d.max_work_group_size),
+        "max_work_item_sizes": [int(s) for s in d.max_work_item_sizes],
+        "global_mem_size": int(d.global_mem_size),
+        "max_mem_alloc_size": int(d.max_mem_alloc_size),
+        "address_bits": int(d.address_bits),
+        "opencl_c_version": d.opencl_c_version.strip(),
+        "zero_copy": dev.zero_copy,
+    }

@@ -1,0 +1,476 @@
+"""Loading compiled kernels and launching them the way Triton's CompiledKernel does.
+
+`load_binary` turns a clbin artefact into a `KernelHandle` (Triton's `function`).
+`OpenCLLauncher(src, metadata)` is Triton's `launcher_cls`; it is called as
+
+    launcher(gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata,
+             launch_enter_hook, launch_exit_hook, *args)
+
+with all bound kernel arguments in signature order. Everything that depends only on
+the signature (which arguments are pointers, how scalars are packed, argument names
+for messages) is worked out once in __init__; a launch only converts the values.
+
+Launches are synchronous: when the call returns the kernel has finished and its
+results are in the tensors' memory, as CPU code that reads them next expects.
+"""
+
+import numbers
+import operator
+import sys
+
+from .buffers import ArgumentProblem, check_no_overlap, host_memory_range
+from .clbin import unpack_clbin
+from .device import get_device
+from .errors import GridError, KernelArgumentError
+from .program import get_program
+from .types import SCALAR_KINDS, is_opencl_pointer_decl, is_pointer_type, opencl_scalar_bytes
+
+# Triton program ids are i32, so no grid dimension may exceed this.
+MAX_GRID_DIM = 2**31 - 1
+
+# Signature types that are not kernel arguments at all.
+_CONSTEXPR = "constexpr"
+
+
+# ----------------------------------------------------------------------------
+# Loading
+# ----------------------------------------------------------------------------
+
+class KernelHandle:
+    """A loaded kernel and what launching it needs; Triton keeps it as `function`."""
+
+    __slots__ = ("name", "kernel", "program", "device", "queue", "local_size", "arg_types",
+                 "local_mem_bytes", "work_group_size", "private_mem_bytes", "max_grid", "lock")
+
+    def __init__(self, name, kernel, program, device, local_size, arg_types, local_mem_bytes):
+        import pyopencl as cl
+
+        info = cl.kernel_work_group_info
+        self.name = name
+        self.kernel = kernel
+        self.program = program
+        self.device = device
+        self.queue = device.queue
+        self.local_size = local_size
+        self.arg_types = arg_types
+        self.local_mem_bytes = local_mem_bytes
+        self.work_group_size = int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, device.device))
+        self.private_mem_bytes = int(kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, device.device))
+        # The global size (grid * local size) must fit the device's size_t.
+        size_t_max = 2 ** int(device.device.address_bits) - 1
+        self.max_grid = tuple(min(MAX_GRID_DIM, size_t_max // n) for n in local_size)
+        # A cl.Kernel holds its arguments between clSetKernelArg and the enqueue.
+        self.lock = device.launch_lock
+
+    @property
+    def num_args(self):
+        return int(self.kernel.num_args)
+
+    def __repr__(self):
+        return f"<KernelHandle {self.name} local_size={self.local_size} on {self.device.name}>"
+
+
+def load_binary(name, kernel_bytes, shared=0, device=0):
+    """Triton's `utils.load_binary`: -> (module, function, n_regs, n_spills, n_max_threads).
+
+    module is the pyopencl.Program, function a KernelHandle. OpenCL reports no
+    register count; n_regs is the kernel's private memory in 4-byte words (at least
+    1), which is what spills to on most devices and so the closest analogue.
+    n_max_threads is the kernel's maximum work-group size.
+    """
+    if device not in (0, None):
+        raise ValueError(f"OpenCL device index {device} does not exist: the backend runs on one device, index 0")
+    dev = get_device()
+    clbin = unpack_clbin(kernel_bytes)
+    kernel_name = clbin["name"] or name
+    program = get_program(dev, clbin["source"], clbin["build_options"], clbin["binary"], clbin["device"],
+                          kernel_name)
+    handle = KernelHandle(kernel_name, _create_kernel(program, kernel_name), program, dev,
+                          clbin["local_size"], clbin["arg_types"], clbin["local_mem_bytes"])
+    _check_resources(handle, max(int(shared or 0), handle.local_mem_bytes))
+    n_regs = max(1, handle.private_mem_bytes // 4)
+    return program, handle, n_regs, 0, handle.work_group_size
+
+
+def unload_module(module):
+    """Forget a program, so that its memory goes once the last kernel of it does."""
+    dev = get_device()
+    for key in [k for k, program in dev.programs.items() if program is module]:
+        del dev.programs[key]
+
+
+def _create_kernel(program, name):
+    import pyopencl as cl
+
+    try:
+        return cl.Kernel(program, name)
+    except cl.Error as exc:
+        names = program.get_info(cl.program_info.KERNEL_NAMES)
+        raise KernelArgumentError(f"the OpenCL program has no kernel '{name}' (it has: {names}): {exc}") from None
+
+
+def _check_resources(handle, local_mem_bytes):
+    """Raise Triton's OutOfResources, which the autotuner treats as 'skip this config'."""
+    local_threads = handle.local_size[0] * handle.local_size[1] * handle.local_size[2]
+    max_item_sizes = handle.device.device.max_work_item_sizes
+    if local_threads > handle.work_group_size or any(n > m for n, m in zip(handle.local_size, max_item_sizes)):
+        limit = f"{handle.work_group_size} (per dimension {list(max_item_sizes)})"
+        _raise_out_of_resources(local_threads, limit, "threads", handle)
+    max_local_mem = int(handle.device.device.local_mem_size)
+    if local_mem_bytes > max_local_mem:
+        _raise_out_of_resources(local_mem_bytes, max_local_mem, "shared memory", handle)
+
+
+def _raise_out_of_resources(required, limit, what, handle):
+    try:
+        from triton.runtime.errors import OutOfResources
+    except ImportError:  # the launcher also works without Triton
+        raise GridError(f"kernel '{handle.name}' needs {required} {what}, the device allows {limit}") from None
+    raise OutOfResources(required, limit, what)
+
+
+# ----------------------------------------------------------------------------
+# Argument conversion (see types.py for the table)
+# ----------------------------------------------------------------------------
+
+def _describe(value):
+    if hasattr(value, "data_ptr"):
+        dtype = getattr(value, "dtype", None)
+        return f"a {type(value).__name__}" + (f" of {dtype}" if dtype is not None else "")
+    return f"{type(value).__name__} {value!r}"
+
+
+def _int_converter(kind):
+    low, high = kind.min_value, kind.max_value
+
+    def convert(value):
+        if type(value) is not int:
+            value = _python_int(value)
+        if low <= value <= high:
+            return value
+        raise ArgumentProblem(f"value {value} is out of range for {kind.triton} [{low}, {high}]")
+
+    return convert
+
+
+def _python_int(value):
+    """bool, numpy integers and numpy bools as int; not tensors, even one-element ones."""
+    if not hasattr(value, "data_ptr"):
+        if isinstance(value, numbers.Integral):
+            return operator.index(value)
+        if getattr(getattr(value, "dtype", None), "kind", None) == "b":  # numpy.bool_
+            return int(value)
+    raise ArgumentProblem(f"must be an integer, got {_describe(value)}")
+
+
+def _float_converter(kind):
+    def convert(value):
+        if type(value) is float:
+            return value
+        if not isinstance(value, numbers.Real) or hasattr(value, "data_ptr"):
+            raise ArgumentProblem(f"must be a number, got {_describe(value)}")
+        return float(value)
+
+    return convert
+
+
+def _scalar_converter(kind):
+    return _float_converter(kind) if kind.is_float else _int_converter(kind)
+
+
+def _flatten(args, types):
+    """Tuple arguments become their elements, depth first (as Triton flattens them)."""
+    flat = []
+    for value, ty in zip(args, types):
+        if isinstance(ty, tuple):
+            if not isinstance(value, (tuple, list)) or len(value) != len(ty):
+                raise ArgumentProblem(f"must be a tuple of {len(ty)}, got {_describe(value)}")
+            flat.extend(_flatten(value, ty))
+        else:
+            flat.append(value)
+    return flat
+
+
+def _leaves(types, names):
+    """(type, name) of each flattened signature entry."""
+    for ty, name in zip(types, names):
+        if isinstance(ty, tuple):
+            yield from _leaves(ty, [f"{name}[{i}]" for i in range(len(ty))])
+        else:
+            yield ty, name
+
+
+# clSetKernelArg takes the scalars' bytes; pyopencl's packed path wants the code as bytes.
+_PACK_CODES = {kind.pack_char: kind.pack_char.encode("ascii") for kind in SCALAR_KINDS.values()}
+
+
+def _set_args_packed(kernel, buffer_args, scalar_args):
+    # pyopencl's own generated invokers use these two calls: one native call each for
+    # all buffers and all scalars instead of one set_arg per argument.
+    kernel._set_arg_multi(buffer_args)
+    kernel._set_arg_buf_pack_multi(scalar_args)
+
+
+def _set_args_portable(kernel, buffer_args, scalar_args):
+    import numpy as np
+
+    numpy_types = {b"b": np.int8, b"B": np.uint8, b"h": np.int16, b"H": np.uint16, b"i": np.int32,
+                   b"I": np.uint32, b"l": np.int64, b"L": np.uint64, b"f": np.float32, b"d": np.float64}
+    for i in range(0, len(buffer_args), 2):
+        kernel.set_arg(buffer_args[i], buffer_args[i + 1])
+    for i in range(0, len(scalar_args), 3):
+        kernel.set_arg(scalar_args[i], numpy_types[scalar_args[i + 1]](scalar_args[i + 2]))
+
+
+def _choose_arg_setter():
+    import pyopencl as cl
+
+    packed = hasattr(cl.Kernel, "_set_arg_multi") and hasattr(cl.Kernel, "_set_arg_buf_pack_multi")
+    return _set_args_packed if packed else _set_args_portable
+
+
+# ----------------------------------------------------------------------------
+# The launcher
+# ----------------------------------------------------------------------------
+
+class OpenCLLauncher:
+    """Triton's `launcher_cls` for OpenCL: `launcher(src, metadata)(grid..., *args)`."""
+
+    def __init__(self, src, metadata):
+        import pyopencl as cl
+
+        self.kernel_name = getattr(metadata, "name", None) or getattr(src, "name", None) or "<kernel>"
+        types = list(src.signature.values())
+        self._types = types
+        self._n_args = len(types)
+        self._has_tuples = any(isinstance(ty, tuple) for ty in types)
+        self._plan_arguments(types, _argument_names(src))
+        self._set_args = _choose_arg_setter()
+        self._enqueue = cl.enqueue_nd_range_kernel
+        self._enqueue_copy = cl.enqueue_copy
+        self._command_queue_type = cl.CommandQueue
+        self._bound = None  # the KernelHandle whose parameters were checked against the plan
+        self._tensor_type = _torch_tensor_type()  # for the fast path of pointer arguments
+
+    def _plan_arguments(self, types, names):
+        """Per kernel parameter: where its value sits in the flattened args and how to pass it."""
+        self._names = []  # name of each flattened argument, for messages
+        self._pointer_slots = []  # (kernel parameter index, flattened position)
+        self._scalar_slots = []  # (kernel parameter index, flattened position, pack code, converter)
+        self._param_types = []  # Triton type of each kernel parameter
+        for position, (ty, name) in enumerate(_leaves(types, names)):
+            self._names.append(name)
+            if ty == _CONSTEXPR:
+                continue  # baked into the kernel; not a parameter
+            index = len(self._param_types)
+            if is_pointer_type(ty):
+                self._pointer_slots.append((index, position))
+            elif ty in SCALAR_KINDS:
+                kind = SCALAR_KINDS[ty]
+                self._scalar_slots.append((index, position, _PACK_CODES[kind.pack_char], _scalar_converter(kind)))
+            else:
+                raise KernelArgumentError(
+                    f"argument '{name}' of kernel '{self.kernel_name}' has type {ty!r}, which the OpenCL "
+                    "backend cannot pass (tensor descriptors and TMA are not supported)")
+            self._param_types.append(ty)
+        self._positions = {position: index for index, position, *_ in self._pointer_slots + self._scalar_slots}
+
+    # -- the call ------------------------------------------------------------
+
+    def __call__(self, gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata,
+                 launch_enter_hook, launch_exit_hook, *args):
+        if function is not self._bound:
+            self._bind(function)
+        global_size = self._global_size(function, gridX, gridY, gridZ)
+        if self._has_tuples or len(args) != self._n_args:
+            args = self._flattened(args)
+        queue = stream if type(stream) is self._command_queue_type else function.queue
+        with function.lock:
+            if function.device.zero_copy:
+                self._launch_zero_copy(function, queue, global_size, args, launch_metadata,
+                                       launch_enter_hook, launch_exit_hook)
+            else:
+                self._launch_copying(function, queue, global_size, args, launch_metadata,
+                                     launch_enter_hook, launch_exit_hook)
+
+    def _launch_zero_copy(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
+        buffer_args = self._aliasing_buffer_args(function.device.buffers, args)
+        self._set_args(function.kernel, buffer_args, self._scalar_args(args))
+        if enter_hook is not None:
+            enter_hook(launch_metadata)
+        if global_size is not None:
+            self._enqueue(queue, function.kernel, global_size, function.local_size)
+            # The kernel wrote straight into host memory (the probe checked that it
+            # does on this device); finishing makes the results complete.
+            queue.finish()
+        if exit_hook is not None:
+            exit_hook(launch_metadata)
+
+    def _aliasing_buffer_args(self, buffers, args):
+        """(index, cl.Buffer, ...) for the pointer parameters, on a zero-copy device.
+
+        The common case (a CPU tensor whose buffer is cached) is inlined: this loop
+        is most of the launcher's own cost.
+        """
+        tensor_type = self._tensor_type
+        cached = buffers.by_range
+        buffer_args = []
+        position = None
+        try:
+            for index, position in self._pointer_slots:
+                value = args[position]
+                if type(value) is tensor_type and value.is_cpu:
+                    storage = value.untyped_storage()
+                    address = value.data_ptr()
+                    key = (address, storage.data_ptr() + storage.nbytes() - address)
+                    buffer = cached.get(key)
+                    if buffer is None:
+                        buffer = buffers.aliasing_buffer(*key)
+                    else:
+                        cached.move_to_end(key)  # keep the LRU order
+                else:
+                    buffer = buffers.aliasing_buffer(*host_memory_range(value))
+                    self._tensor_type = _torch_tensor_type()
+                buffer_args += (index, buffer)
+        except ArgumentProblem as problem:
+            raise self._argument_error(position, problem) from None
+        return tuple(buffer_args)
+
+    def _launch_copying(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
+        buffers = function.device.buffers
+        ranges, position = [], None
+        try:
+            for index, position in self._pointer_slots:
+                ranges.append(host_memory_range(args[position]))
+        except ArgumentProblem as problem:
+            raise self._argument_error(position, problem) from None
+        scalar_args = self._scalar_args(args)
+        check_no_overlap(ranges, self.kernel_name, [self._names[p] for _, p in self._pointer_slots])
+        staged, buffer_args = {}, []
+        for (index, _), (address, nbytes) in zip(self._pointer_slots, ranges):
+            if nbytes <= 0:
+                buffer_args += (index, buffers.empty_buffer())
+                continue
+            if (address, nbytes) not in staged:
+                staged[(address, nbytes)] = buffers.staging_buffer(address, nbytes)
+            buffer_args += (index, staged[(address, nbytes)][0])
+        self._set_args(function.kernel, tuple(buffer_args), scalar_args)
+        if enter_hook is not None:
+            enter_hook(launch_metadata)
+        if global_size is not None:
+            for device_buffer, host_view in staged.values():
+                self._enqueue_copy(queue, device_buffer, host_view, is_blocking=False)
+            self._enqueue(queue, function.kernel, global_size, function.local_size)
+            # The kernel may have written any pointer argument: copy all of them back.
+            for device_buffer, host_view in staged.values():
+                self._enqueue_copy(queue, host_view, device_buffer, is_blocking=False)
+            queue.finish()
+        if exit_hook is not None:
+            exit_hook(launch_metadata)
+
+    def _scalar_args(self, args):
+        """(index, pack code, value, ...) for pyopencl."""
+        packed = []
+        position = None
+        try:
+            for index, position, code, convert in self._scalar_slots:
+                packed += (index, code, convert(args[position]))
+        except ArgumentProblem as problem:
+            raise self._argument_error(position, problem) from None
+        return tuple(packed)
+
+    def _flattened(self, args):
+        if len(args) != self._n_args:
+            raise KernelArgumentError(
+                f"kernel '{self.kernel_name}' takes {self._n_args} arguments (constexprs included), "
+                f"got {len(args)}")
+        try:
+            return _flatten(args, self._types)
+        except ArgumentProblem as problem:
+            raise KernelArgumentError(f"a tuple argument of kernel '{self.kernel_name}' {problem}") from None
+
+    def _argument_error(self, position, problem):
+        name = self._names[position] if position is not None else "?"
+        ty = self._param_types[self._positions[position]] if position in self._positions else "?"
+        return KernelArgumentError(
+            f"argument '{name}' (position {position}, {ty}) of kernel '{self.kernel_name}' {problem}")
+
+    # -- grid ----------------------------------------------------------------
+
+    def _global_size(self, function, gridX, gridY, gridZ):
+        """grid * local size; None for an empty grid (nothing to run)."""
+        max_x, max_y, max_z = function.max_grid
+        if (type(gridX) is int and type(gridY) is int and type(gridZ) is int
+                and 0 < gridX <= max_x and 0 < gridY <= max_y and 0 < gridZ <= max_z):
+            local_x, local_y, local_z = function.local_size
+            return (gridX * local_x, gridY * local_y, gridZ * local_z)
+        return self._checked_global_size(function, (gridX, gridY, gridZ))
+
+    def _checked_global_size(self, function, grid):
+        """The slow path: explain what is wrong, or accept numpy integers and empty grids."""
+        dims = []
+        for axis, (size, limit) in enumerate(zip(grid, function.max_grid)):
+            if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+                raise GridError(f"grid of kernel '{self.kernel_name}' must be integers, "
+                                f"got {type(size).__name__} {size!r} in dimension {axis} (grid {grid})")
+            size = operator.index(size)
+            if size < 0:
+                raise GridError(f"grid of kernel '{self.kernel_name}' has a negative dimension {axis}: {grid}")
+            if size > limit:
+                raise GridError(f"grid dimension {axis} of kernel '{self.kernel_name}' is {size}, beyond the "
+                                f"limit {limit} (program ids are i32; grid * local size must fit the device)")
+            dims.append(size)
+        if 0 in dims:
+            # Like Triton's CUDA and HIP launchers: an empty grid launches nothing.
+            return None
+        return tuple(n * local for n, local in zip(dims, function.local_size))
+
+    # -- checking a kernel against the signature, once per loaded kernel -------
+
+    def _bind(self, function):
+        n_params = len(self._param_types)
+        if function.num_args != n_params:
+            raise KernelArgumentError(
+                f"kernel '{self.kernel_name}' has {function.num_args} OpenCL parameters but its Triton "
+                f"signature has {n_params} non-constexpr arguments ({self._param_types})")
+        for index, (ty, decl) in enumerate(zip(self._param_types, function.arg_types)):
+            problem = _parameter_mismatch(ty, decl)
+            if problem:
+                raise KernelArgumentError(
+                    f"parameter {index} of kernel '{self.kernel_name}' is declared '{decl}' in the OpenCL "
+                    f"source but the Triton signature says {ty!r}: {problem}")
+        self._bound = function
+
+
+def _parameter_mismatch(triton_type, decl):
+    """Why a declared OpenCL parameter cannot take a Triton argument, or None if it can."""
+    if is_pointer_type(triton_type):
+        return None if is_opencl_pointer_decl(decl) else "a pointer needs a __global pointer parameter"
+    if is_opencl_pointer_decl(decl):
+        return "a scalar cannot be passed to a pointer parameter"
+    declared = opencl_scalar_bytes(decl)
+    expected = SCALAR_KINDS[triton_type].nbytes
+    if declared is not None and declared != expected:
+        return f"{declared}-byte parameter, {expected}-byte value"
+    return None
+
+
+def _torch_tensor_type():
+    """torch.Tensor if torch is loaded (the launcher itself does not need torch)."""
+    torch = sys.modules.get("torch")
+    return torch.Tensor if torch is not None else None
+
+
+def _argument_names(src):
+    """Names of the signature entries: the source names where Triton knows them."""
+    keys = list(src.signature.keys())
+    fn_names = list(getattr(getattr(src, "fn", None), "arg_names", None) or [])
+    names = []
+    for i, key in enumerate(keys):
+        if isinstance(key, str):
+            names.append(key)
+        elif i < len(fn_names):
+            names.append(fn_names[i])
+        else:
+            names.append(f"arg{i}")
+    return names

@@ -1,0 +1,122 @@
+"""Building OpenCL programs, with an in-memory cache per device.
+
+`build_program` is what the compiler calls to turn OpenCL C into a device binary;
+`get_program` is what `load_binary` calls at first launch: it reuses a binary made
+for this very device and driver when the artefact carries one (a warm start costs a
+millisecond instead of a full OpenCL C compile) and otherwise builds the source.
+"""
+
+import hashlib
+import re
+
+from .device import OpenCLDevice, get_device
+from .errors import OpenCLBuildError
+
+# How compilers cite source positions in build logs: `<source>:3:10:` (Intel, the
+# OpenCL convention), `<kernel>:3:10:` (NVIDIA), `/path/tempfile.cl:3:10:` (PoCL, AMD).
+_LOG_POSITION = re.compile(r"(?:<source>|<kernel>|<stdin>|<input>|[\w./\\~-]*\.cl):(\d+)(?::\d+)?:")
+_MAX_QUOTED_LINES = 10
+
+
+def source_hash(source):
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def resolve_device(device):
+    """An OpenCLDevice from an OpenCLDevice, a pyopencl.Device of the chosen one, or None."""
+    if device is None:
+        return get_device()
+    if isinstance(device, OpenCLDevice):
+        return device
+    current = get_device()
+    if device == current.device:
+        return current
+    raise ValueError(f"{device!r} is not the OpenCL device in use ({current.name}); "
+                     "select it with TRITON_OPENCL_DEVICE")
+
+
+def build_program(source, device=None, options=(), name=None):
+    """Build OpenCL C for a device: (pyopencl.Program, device binary bytes).
+
+    Raises OpenCLBuildError with the build log and the source lines it blames.
+    """
+    dev = resolve_device(device)
+    program = _build_from_source(dev, source, tuple(options), name)
+    return program, program_binary(program)
+
+
+def program_binary(program):
+    binaries = program.get_info(_cl().program_info.BINARIES)
+    return bytes(binaries[0]) if binaries and binaries[0] else b""
+
+
+def get_program(dev, source, options=(), binary=None, binary_identity=None, name=None):
+    """The built program for `source` on `dev`, from the cache, the binary or the source."""
+    key = (source_hash(source), tuple(options))
+    program = dev.programs.get(key)
+    if program is None:
+        if binary and binary_identity == dev.identity:
+            program = _try_build_from_binary(dev, binary, key[1])
+        if program is None:
+            program = _build_from_source(dev, source, key[1], name)
+        dev.programs[key] = program
+    return program
+
+
+def _cl():
+    import pyopencl
+
+    return pyopencl
+
+
+def _try_build_from_binary(dev, binary, options):
+    """None when the driver refuses the binary (it may have changed under the same name)."""
+    cl = _cl()
+    try:
+        return cl.Program(dev.context, [dev.device], [binary]).build(options=list(options))
+    except cl.Error:
+        return None
+
+
+def _build_from_source(dev, source, options, name):
+    cl = _cl()
+    program = cl.Program(dev.context, source)
+    try:
+        return program.build(options=list(options), devices=[dev.device])
+    except cl.Error as exc:
+        log = _build_log(program, dev, exc)
+        lines = blamed_source_lines(log, source)
+        raise OpenCLBuildError(_build_error_message(dev, name, options, log, lines), log, lines) from None
+
+
+def _build_log(program, dev, exc):
+    # pyopencl keeps the failed program only on its uncached path; else the log is in
+    # the exception's message.
+    try:
+        log = program.get_build_info(dev.device, _cl().program_build_info.LOG)
+    except Exception:
+        log = None
+    return log.strip() if log and log.strip() else str(exc).strip()
+
+
+def blamed_source_lines(log, source):
+    """{line number: line text} for the source positions a build log cites, in order."""
+    source_lines = source.splitlines()
+    blamed = {}
+    for match in _LOG_POSITION.finditer(log):
+        number = int(match.group(1))
+        if 1 <= number <= len(source_lines) and number not in blamed:
+            blamed[number] = source_lines[number - 1]
+            if len(blamed) == _MAX_QUOTED_LINES:
+                break
+    return blamed
+
+
+def _build_error_message(dev, name, options, log, lines):
+    what = f"kernel '{name}'" if name else "OpenCL program"
+    parts = [f"OpenCL C build of {what} failed on {dev.name}"
+             + (f" (options: {' '.join(options)})" if options else "") + ":", log]
+    if lines:
+        parts.append("Offending source lines:")
+        parts.extend(f"  {number:5d} | {text}" for number, text in lines.items())
+    return "\n".join(parts)
