@@ -20,17 +20,16 @@ from mlir import ir
 from mlir.dialects import arith, func, gpu, math, memref, scf, vector  # noqa: F401
 
 from . import ctypes_table as ct
-from .helpers import HelperSet
-from .locations import SourceLine, real_source_line, source_line, source_name
+from .casts import (CAST_OPS, FOLDABLE_INT_CASTS, cast_expr, fold_int_cast,
+                    vector_cast_expr)
+from .errors import OpenCLEmitError, error_at
+from .helpers import HELPER_NAMES, HelperSet
+from .locations import SourceLine, real_source_line, source_name
+from .memory import emit_copy, load_expr, pointer, store_stmt
 from .names import NameTable, sanitize
-from .optable import (ARITH, CMPF, CMPI, CMPI_SIGNED, HELPER_OF, I1_ARITH,
-                      UNSIGNED_RESULT, VECTOR_ARITH, is_call)
+from .optable import (ELEMENTWISE, CMPF, CMPI, CMPI_SIGNED, HELPER_OF, I1_ELEMENTWISE,
+                      UNSIGNED_RESULT, VECTOR_ELEMENTWISE, is_call)
 from .views import Buffer, Expr, View, atom, mul, product, rank_reduction_mask
-
-
-class OpenCLEmitError(Exception):
-    """The module holds something the OpenCL emitter does not accept. The message
-    starts with the op name and its source location (`file:line`)."""
 
 
 @dataclass
@@ -46,11 +45,6 @@ def emit_opencl(module: ir.Module) -> EmittedKernel:
     """OpenCL C for the one kernel function in a memref-stage module."""
     with module.context:
         return KernelEmitter(_kernel_function(module)).emit()
-
-
-def error_at(op: ir.OpView | ir.Operation, why: str) -> OpenCLEmitError:
-    where = source_line(op.location)
-    return OpenCLEmitError(f"{op.operation.name} at {where or 'unknown location'}: {why}")
 
 
 def _kernel_function(module: ir.Module) -> ir.OpView:
@@ -122,7 +116,7 @@ _MASK_LANE = {"i1": "int", "i8": "char", "i16": "short", "i32": "int", "i64": "l
 class KernelEmitter:
     def __init__(self, func_op: ir.OpView):
         self.func = func_op
-        self.names = NameTable()
+        self.names = NameTable(reserved=set(HELPER_NAMES))
         self.out = CodeWriter()
         self.helpers = HelperSet()
         self.exprs: dict[ir.Value, str] = {}            # value -> C variable
@@ -158,12 +152,13 @@ class KernelEmitter:
                   local_bytes: int) -> str:
         body = "\n".join(self.out.lines)
         helpers = self.helpers.source()
-        parts = [
-            f"// Kernel {name}: OpenCL C 1.2 printed from its memref-stage MLIR.\n"
-            f"// Work-group size {local_size}; {local_bytes} bytes of __local memory.\n"
-            f"// f16 / bf16 values are computed in float; global f16 buffers are read\n"
-            f"// and written with vload_half / vstore_half_rte, bf16 ones as ushort bits.",
-        ]
+        header = (f"// Kernel {name}: OpenCL C 1.2 printed from its memref-stage MLIR.\n"
+                  f"// Work-group size {local_size}; {local_bytes} bytes of __local memory.")
+        if self._uses_16_bit_floats():
+            header += ("\n// f16 / bf16 values are computed in float; global f16 buffers "
+                       "are read and\n// written with vload_half / vstore_half_rte, "
+                       "bf16 ones as ushort bit patterns.")
+        parts = [header]
         if "double" in body or "double" in helpers or any("double" in p for p in params):
             parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
         if helpers:
@@ -179,6 +174,12 @@ class KernelEmitter:
                   + (body + "\n" if body else "") + "}")
         parts.append(kernel)
         return "\n\n".join(parts) + "\n"
+
+    def _uses_16_bit_floats(self) -> bool:
+        values = list(self.func.regions[0].blocks[0].arguments)
+        for op in _walk(self.func.regions[0]):
+            values += list(op.results)
+        return any("f16" in str(v.type) for v in values)  # f16, bf16, vectors, memrefs
 
     # ------------------------------------------------------------ declarations
 
@@ -298,6 +299,8 @@ class KernelEmitter:
             return
         self.last_source = where
         text = where.text() or op.operation.name
+        if len(text) > 72:
+            text = text[:69] + "..."
         self.out.line(f"// {text}  ({where.short})")
 
     def stmt(self, op, text: str) -> None:
@@ -402,12 +405,14 @@ class KernelEmitter:
         result = op.results[0]
         kind, width = self.shape_of(op, result)
         operand_kind, _ = self.shape_of(op, op.operands[0])
-        fmt = ((I1_ARITH.get(name) if kind == "i1" else None)
-               or (VECTOR_ARITH.get(name) if width > 1 else None)
-               or ARITH[name])
+        fmt = ((I1_ELEMENTWISE.get(name) if kind == "i1" else None)
+               or (VECTOR_ELEMENTWISE.get(name) if width > 1 else None)
+               or ELEMENTWISE[name])
         ctype = self.ctype_of(op, result) if kind != "i1" else self._mask_ctype(op, result)
-        typed = is_call(fmt)
-        texts = [self.operand(v, typed) for v in op.operands]
+        typed = [is_call(fmt)] * len(op.operands)
+        if _needs_wide_literal(name, operand_kind, [v in self.literals for v in op.operands]):
+            typed[0] = True
+        texts = [self.operand(v, t) for v, t in zip(op.operands, typed)]
         fields = dict(zip("abc", texts))
         fields.update({f"u{k}": self.unsigned(t, operand_kind, width)
                        for k, t in zip("abc", texts)})
@@ -469,15 +474,19 @@ class KernelEmitter:
     def _cast(self, op) -> None:
         name = op.operation.name
         source, result = op.operands[0], op.results[0]
+        if "roundingmode" in op.attributes and \
+                "to_nearest_even" not in str(op.attributes["roundingmode"]):
+            raise error_at(op, f"rounding mode {op.attributes['roundingmode']} is not "
+                               f"supported (only to_nearest_even)")
         src_kind, width = self.shape_of(op, source)
         dst_kind, _ = self.shape_of(op, result)
-        if source in self.int_constants and name in _FOLDABLE_INT_CASTS and width == 1:
-            value = _fold_int_cast(name, self.int_constants[source], src_kind, dst_kind)
+        if source in self.int_constants and name in FOLDABLE_INT_CASTS and width == 1:
+            value = fold_int_cast(name, self.int_constants[source], src_kind, dst_kind)
             self.literals[result] = lambda typed: ct.int_literal(value, dst_kind, typed)
             self.int_constants[result] = value
             return
         text = self.operand(source)
-        expr = (_cast_expr if width == 1 else _vector_cast_expr)(
+        expr = (cast_expr if width == 1 else vector_cast_expr)(
             self, op, name, text, src_kind, dst_kind, width)
         if expr is None:
             self.alias(result, source)
@@ -549,95 +558,20 @@ class KernelEmitter:
         self.stmt(op, store_stmt(self, view.buffer, index, value))
 
     def _copy(self, op) -> None:
-        src = self.view(op, op.operands[0])
-        dst = self.view(op, op.operands[1])
-        if src.rank != dst.rank or src.buffer.kind != dst.buffer.kind:
-            raise error_at(op, "copy between views of different rank or element type")
-        sizes = [_pick_size(a, b) for a, b in zip(src.sizes, dst.sizes)]
-        if any(s is None for s in sizes):
-            raise error_at(op, "copy of a view whose extent is unknown (a whole "
-                               "kernel argument)")
-        self.note_source(op)
-        if not self._async_copy(src, dst, sizes):
-            self._loop_copy(src, dst, sizes)
-
-    def _async_copy(self, src: View, dst: View, sizes: list[Expr]) -> bool:
-        """global <-> local copies of plain element types as work-group async copies
-        (one per row; strided on the global side when needed). False if the copy is
-        not of that shape."""
-        if {src.buffer.space, dst.buffer.space} != {"global", "local"} or not sizes:
-            return False
-        if src.buffer.kind in ("f16", "bf16"):
-            return False  # the element type changes (half / bits -> float)
-        local, glob = (dst, src) if dst.buffer.space == "local" else (src, dst)
-        if local.strides[-1] != 1:
-            return False
-        if glob.strides[-1] == 1 and _contiguous(src, sizes) and _contiguous(dst, sizes):
-            sizes = [product(sizes)]  # one block: a single copy
-            src = View(src.buffer, src.offset, tuple(sizes), (1,))
-            dst = View(dst.buffer, dst.offset, tuple(sizes), (1,))
-            glob = src if src.buffer.is_global else dst
-        rows, count = sizes[:-1], sizes[-1]
-        if 0 in rows or count == 0:
-            return True  # nothing to copy
-        stride = glob.strides[-1]
-
-        def row_copy(row: list[str], event: str) -> str:
-            row_src, row_dst = _pointer(src, src.element(row)), _pointer(dst, dst.element(row))
-            if stride == 1:
-                return f"async_work_group_copy({row_dst}, {row_src}, {count}, {event})"
-            return (f"async_work_group_strided_copy({row_dst}, {row_src}, {count}, "
-                    f"{stride}, {event})")
-
-        event = self.names.fresh("ev")
-        if not rows:
-            self.out.line(f"event_t {event} = {row_copy([], '0')};")
-            self.out.line(f"wait_group_events(1, &{event});")
-            return True
-        # One event shared by all row copies; a copy with no rows has none to wait for.
-        self.out.line(f"event_t {event} = 0;")
-        loops = self._open_loops(rows, "r")
-        self.out.line(f"{event} = {row_copy(loops, event)};")
-        self._close_loops(loops)
-        total_rows = product(rows)
-        guard = "" if isinstance(total_rows, int) else f"if ({total_rows} > 0) "
-        self.out.line(f"{guard}wait_group_events(1, &{event});")
-        return True
-
-    def _loop_copy(self, src: View, dst: View, sizes: list[Expr]) -> None:
-        """Element by element: local<->local, global<->global, f16/bf16, strided
-        local sides."""
-        loops = self._open_loops(sizes, "i")
-        value = load_expr(self, src.buffer, src.element(loops))
-        self.out.line(store_stmt(self, dst.buffer, dst.element(loops), value))
-        self._close_loops(loops)
-
-    def _open_loops(self, extents: Sequence[Expr], prefix: str) -> list[str]:
-        """Nested `for` loops over `extents`; returns the induction variables."""
-        self.names.push_scope()
-        variables = []
-        for n in extents:
-            var = self.names.fresh(prefix) if len(extents) == 1 else \
-                self.names.fresh(f"{prefix}{len(variables)}")
-            self.out.open(f"for (long {var} = 0; {var} < {n}; ++{var})")
-            variables.append(var)
-        return variables
-
-    def _close_loops(self, variables: list[str]) -> None:
-        for _ in variables:
-            self.out.close()
-        self.names.pop_scope()
+        emit_copy(self, op)
 
     # ------------------------------------------------------------ control flow
 
-    def _declare_targets(self, op, values: Sequence[ir.Value], results: Sequence[ir.Value],
+    def _declare_targets(self, op, results: Sequence[ir.Value],
+                         namesakes: Sequence[Sequence[ir.Value]],
                          inits: Sequence[str] | None, fallback: str) -> list[Target]:
         """C variables for loop-carried values / if results, declared before the
-        construct (initialized when `inits` is given)."""
+        construct (initialized when `inits` is given). Each is named after the first
+        of its `namesakes` (block argument, yielded value) with a source name."""
         targets = []
         for i, result in enumerate(results):
-            wanted = (source_name(values[i].location) if i < len(values) else None) \
-                or source_name(op.location)
+            candidates = [_value_name(v[i]) for v in namesakes if i < len(v)]
+            wanted = next((c for c in candidates if c), None) or source_name(op.location)
             name = self.names.from_source(wanted, fallback)
             ctype = self.ctype_of(op, result)
             init = f" = {inits[i]}" if inits is not None else ""
@@ -652,7 +586,9 @@ class KernelEmitter:
         lower, upper, step = (self.operand(v) for v in operands[:3])
         inits = [self.operand(v) for v in operands[3:]]
         iv, carried_args = body.arguments[0], list(body.arguments)[1:]
-        targets = self._declare_targets(op, carried_args, list(op.results), inits, "acc")
+        yielded = list(_terminator(body).operands)
+        targets = self._declare_targets(op, list(op.results), [carried_args, yielded],
+                                        inits, "acc")
         for arg, target in zip(carried_args, targets):
             self.exprs[arg] = target.name
         self.names.push_scope()
@@ -674,7 +610,8 @@ class KernelEmitter:
 
     def _if(self, op) -> None:
         results = list(op.results)
-        targets = self._declare_targets(op, [], results, None, "r")
+        yielded = list(_terminator(op.regions[0].blocks[0]).operands)
+        targets = self._declare_targets(op, results, [yielded], None, "r")
         self.open_stmt(op, f"if ({self.operand(op.operands[0])})")
         self._emit_region_block(op.regions[0].blocks[0], targets)
         else_region = op.regions[1]
@@ -687,10 +624,12 @@ class KernelEmitter:
     def _while(self, op) -> None:
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
         inits = [self.operand(v) for v in op.operands]
-        carried = self._declare_targets(op, list(before.arguments),
-                                        list(before.arguments), inits, "w")
-        results = self._declare_targets(op, list(after.arguments), list(op.results),
-                                        None, "r")
+        carried = self._declare_targets(
+            op, list(before.arguments),
+            [list(before.arguments), list(_terminator(after).operands)], inits, "w")
+        results = self._declare_targets(
+            op, list(op.results),
+            [list(after.arguments), list(_terminator(before).operands)[1:]], None, "r")
         for arg, target in zip(after.arguments, results):
             self.exprs[arg] = target.name
         self.open_stmt(op, "while (1)")
@@ -762,8 +701,7 @@ class KernelEmitter:
         if kind in ("i1", "bf16"):
             raise error_at(op, f"vector loads/stores of {kind} are not supported")
         index = view.element([self.index_expr(v) for v in indices])
-        pointer = view.buffer.name if index == 0 else f"{view.buffer.name} + {atom(index)}"
-        return view.buffer, pointer, width, kind
+        return view.buffer, pointer(view, index), width, kind
 
     def _vector_read(self, op) -> None:
         name = op.operation.name
@@ -822,172 +760,14 @@ class KernelEmitter:
         self.define(op, result, f"({ctype})({self.operand(source)})")
 
 
-# ---------------------------------------------------------------------------
-# Loads and stores by buffer kind
-# ---------------------------------------------------------------------------
-
-def load_expr(emitter: KernelEmitter, buffer: Buffer, index: Expr) -> str:
-    """Read one element as its value type (f16/bf16 widen to float)."""
-    if buffer.is_global and buffer.kind == "f16":
-        return f"vload_half({index}, {buffer.name})"
-    if buffer.is_global and buffer.kind == "bf16":
-        emitter.helpers.need("bf16_bits_to_float")
-        return f"bf16_bits_to_float({buffer.name}[{index}])"
-    return f"{buffer.name}[{index}]"
+_SHIFTS = {"arith.shli", "arith.shrsi", "arith.shrui"}
 
 
-def store_stmt(emitter: KernelEmitter, buffer: Buffer, index: Expr, value: str) -> str:
-    """Write one element (f16/bf16 rounded to nearest even)."""
-    if buffer.is_global and buffer.kind == "f16":
-        return f"vstore_half_rte({value}, {index}, {buffer.name});"
-    if buffer.is_global and buffer.kind == "bf16":
-        emitter.helpers.need("float_to_bf16_bits")
-        return f"{buffer.name}[{index}] = float_to_bf16_bits({value});"
-    return f"{buffer.name}[{index}] = {value};"
-
-
-def _pointer(view: View, index: Expr) -> str:
-    """`buffer + index` as a pointer expression (sums parenthesized, so the
-    pointer moves once by the whole index)."""
-    if index == 0:
-        return view.buffer.name
-    text = str(index)
-    return f"{view.buffer.name} + {atom(index) if ' + ' in text or ' - ' in text else text}"
-
-
-def _pick_size(a: Expr | None, b: Expr | None) -> Expr | None:
-    """Both sides of a copy have the same extent; prefer the one known statically."""
-    if isinstance(a, int) or b is None:
-        return a
-    return b
-
-
-def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
-    expected: Expr = 1
-    for size, stride in zip(reversed(sizes), reversed(view.strides)):
-        if stride != expected:
-            return False
-        expected = mul(expected, size)
-    return True
-
-
-# ---------------------------------------------------------------------------
-# Casts
-# ---------------------------------------------------------------------------
-
-_CASTS = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp", "arith.uitofp",
-          "arith.fptosi", "arith.fptoui", "arith.extf", "arith.truncf",
-          "arith.index_cast", "arith.index_castui", "arith.bitcast"}
-_FOLDABLE_INT_CASTS = {"arith.extsi", "arith.extui", "arith.trunci",
-                       "arith.index_cast", "arith.index_castui"}
-
-
-def _fold_int_cast(name: str, value: int, src: str, dst: str) -> int:
-    src_bits, dst_bits = ct.BIT_WIDTH[src], ct.BIT_WIDTH[dst]
-    if name in ("arith.extui", "arith.index_castui"):
-        value &= (1 << src_bits) - 1
-    value &= (1 << dst_bits) - 1  # wrap to the destination width, then sign it
-    if dst_bits > 1 and value >= 1 << (dst_bits - 1):
-        value -= 1 << dst_bits
-    return value
-
-
-def _round_to(emitter: KernelEmitter, dst: str, src_ctype: str, text: str) -> str:
-    """A float/double value rounded to an f16 or bf16 value (held in float)."""
-    family = "half" if dst == "f16" else "bf16"
-    return f"{emitter.helpers.need(f'round_to_{family}_{src_ctype}')}({text})"
-
-
-def _cast_expr(emitter: KernelEmitter, op, name: str, a: str, src: str, dst: str,
-               width: int) -> str | None:
-    """C for a scalar cast; None when the result is the same C value."""
-    T = ct.VALUE_CTYPE[dst]
-    src_ctype = ct.VALUE_CTYPE[src]
-    if name in ("arith.extsi", "arith.index_cast"):
-        if src == "i1":
-            return f"-({T}){a}"  # i1 true is -1 when read as signed
-        return None if src_ctype == T else f"({T}){a}"
-    if name in ("arith.extui", "arith.index_castui"):
-        if src == "i1":
-            return f"({T}){a}"
-        return f"({T})({ct.UNSIGNED_CTYPE[src]}){a}"
-    if name == "arith.trunci":
-        return f"{a} & 1" if dst == "i1" else f"({T}){a}"
-    if name in ("arith.sitofp", "arith.uitofp"):
-        if src == "i1":
-            one = ct.float_literal(-1.0 if name == "arith.sitofp" else 1.0, dst)
-            return f"{a} ? {one} : {ct.float_literal(0.0, dst)}"
-        if name == "arith.uitofp":
-            a = f"({ct.UNSIGNED_CTYPE[src]}){a}"
-        if dst in ("f16", "bf16"):
-            return _round_to(emitter, dst, "float", f"(float){a}")
-        return f"({T}){a}"
-    if name in ("arith.fptosi", "arith.fptoui"):
-        # Out-of-range conversions are poison in MLIR; saturating converts give the
-        # answer GPUs give (clamp, NaN -> 0) instead of C's undefined behaviour.
-        if dst == "i1":
-            return f"{a} != 0"
-        if name == "arith.fptosi":
-            return f"convert_{ct.SIGNED_CTYPE[dst]}_sat({a})"
-        return f"({T})convert_{ct.UNSIGNED_CTYPE[dst]}_sat({a})"
-    if name == "arith.extf":
-        return None if src_ctype == T else f"({T}){a}"
-    if name == "arith.truncf":
-        if dst in ("f16", "bf16"):
-            return _round_to(emitter, dst, src_ctype, a)
-        return f"({T}){a}"
-    if name == "arith.bitcast":
-        return _bitcast_expr(emitter, a, src, dst)
-    raise error_at(op, "unsupported cast")
-
-
-def _bitcast_expr(emitter: KernelEmitter, a: str, src: str, dst: str) -> str | None:
-    if src == dst:
-        return None
-    # f16/bf16 values are floats in registers: go through their 16-bit patterns.
-    if src == "f16":
-        a, src = f"{emitter.helpers.need('float_to_half_bits')}({a})", "i16"
-    elif src == "bf16":
-        a, src = f"{emitter.helpers.need('float_to_bf16_bits')}({a})", "i16"
-    if dst == "f16":
-        return f"{emitter.helpers.need('half_bits_to_float')}((ushort){a})"
-    if dst == "bf16":
-        return f"{emitter.helpers.need('bf16_bits_to_float')}((ushort){a})"
-    T = ct.VALUE_CTYPE[dst]
-    if ct.is_int(src) and ct.is_int(dst):
-        return f"({T}){a}"
-    return f"as_{T}({a})"
-
-
-def _vector_cast_expr(emitter: KernelEmitter, op, name: str, a: str, src: str, dst: str,
-                      width: int) -> str | None:
-    """Vector casts use convert_T / as_T (C casts between vector types are not
-    allowed in OpenCL C)."""
-    T = ct.value_ctype(dst, width)
-    if name == "arith.bitcast":
-        if src in ("f16", "bf16") or dst in ("f16", "bf16"):
-            raise error_at(op, "vector bitcasts of f16/bf16 are not supported")
-        return None if src == dst else f"as_{T}({a})"
-    if src in ("f16", "bf16") and name != "arith.extf" or \
-            dst in ("f16", "bf16") and name != "arith.extf":
-        raise error_at(op, "vector conversions to or from f16/bf16 are not supported")
-    if name == "arith.extf" and ct.value_ctype(src, width) == T:
-        return None
-    if src == "i1":
-        lanes = f"convert_{T}({a})"  # mask lanes are 0 / -1
-        return lanes if name in ("arith.extsi", "arith.index_cast", "arith.sitofp") \
-            else f"-{lanes}"
-    if name in ("arith.extui", "arith.index_castui", "arith.uitofp"):
-        a = emitter.unsigned(a, src, width)
-    if name in ("arith.fptosi", "arith.fptoui"):
-        if dst == "i1":
-            raise error_at(op, "vector float-to-i1 conversions are not supported")
-        base = ct.SIGNED_CTYPE[dst] if name == "arith.fptosi" else ct.UNSIGNED_CTYPE[dst]
-        converted = f"convert_{base}{width}_sat({a})"
-        return converted if name == "arith.fptosi" else f"as_{T}({converted})"
-    if dst == "i1":
-        raise error_at(op, "vector truncation to i1 is not supported")
-    return f"convert_{T}({a})"
+def _needs_wide_literal(name: str, kind: str, is_literal: list[bool]) -> bool:
+    """Whether the first operand of a 64-bit op must be spelled `5L`: C types an
+    expression by its operands, so `1 << n` and `1024 * 1048576` would be int."""
+    return (ct.BIT_WIDTH.get(kind) == 64 and ct.is_int(kind) and bool(is_literal)
+            and is_literal[0] and (name in _SHIFTS or all(is_literal)))
 
 
 # ---------------------------------------------------------------------------
@@ -1003,6 +783,17 @@ def _walk(region: ir.Region):
             yield op
             for inner in op.regions:
                 yield from _walk(inner)
+
+
+def _terminator(block: ir.Block):
+    return list(block.operations)[-1]
+
+
+def _value_name(value: ir.Value) -> str | None:
+    """The source name of a block argument or of the op defining a value."""
+    owner = value.owner
+    loc = value.location if isinstance(owner, ir.Block) else owner.location
+    return source_name(loc)
 
 
 def _has_uses(value: ir.Value) -> bool:
@@ -1087,6 +878,6 @@ _HANDLERS: dict[str, Callable[[KernelEmitter, ir.OpView], None]] = {
     "vector.insert": KernelEmitter._vector_insert,
     "vector.broadcast": KernelEmitter._vector_broadcast,
     "vector.splat": KernelEmitter._vector_broadcast,
-    **{name: KernelEmitter._elementwise for name in ARITH},
-    **{name: KernelEmitter._cast for name in _CASTS},
+    **{name: KernelEmitter._elementwise for name in ELEMENTWISE},
+    **{name: KernelEmitter._cast for name in CAST_OPS},
 }

@@ -80,6 +80,10 @@ static inline {T} {name}_{T}({T} a, {T} b) {{
 
 _UNSIGNED_OF = {"float": "uint", "double": "ulong"}
 
+# Names a source variable must not take (vector min/max variants are unlikely).
+HELPER_NAMES = tuple(_FIXED) + tuple(f"{kind}_{t}" for kind in ("maximum", "minimum")
+                                     for t in ("float", "double"))
+
 
 def helper_source(name: str) -> str:
     """C text of helper `name` (see `dependencies` for what it calls)."""

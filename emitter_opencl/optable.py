@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 # Ops whose result is computed the same way for integer and float operands.
-ARITH = {
+ELEMENTWISE = {
     "arith.addi": "{a} + {b}",
     "arith.subi": "{a} - {b}",
     "arith.muli": "{a} * {b}",
@@ -72,7 +72,7 @@ ARITH = {
     "math.expm1": "expm1({a})",
     "math.floor": "floor({a})",
     "math.fma": "fma({a}, {b}, {c})",
-    "math.fpowi": "pown({a}, {b})",
+    "math.fpowi": "pown({a}, (int){b})",
     "math.isfinite": "isfinite({a})",
     "math.isinf": "isinf({a})",
     "math.isnan": "isnan({a})",
@@ -95,14 +95,14 @@ ARITH = {
 
 # Vector comparisons and logic yield -1 (all bits) for true, scalars yield 1: the
 # rounding corrections flip sign for vector operands.
-VECTOR_ARITH = {
+VECTOR_ELEMENTWISE = {
     "arith.floordivsi": "{a} / {b} + (({a} % {b} != 0) & (({a} < 0) != ({b} < 0)))",
     "arith.ceildivsi": "{a} / {b} - (({a} % {b} != 0) & (({a} < 0) == ({b} < 0)))",
     "arith.ceildivui": "{ua} / {ub} - ({ua} % {ub} != 0)",
 }
 
 # i1 is a C bool: wrap-around arithmetic on one bit is xor / and.
-I1_ARITH = {
+I1_ELEMENTWISE = {
     "arith.addi": "{a} ^ {b}",
     "arith.subi": "{a} ^ {b}",
     "arith.muli": "{a} & {b}",

@@ -18,6 +18,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -45,7 +46,7 @@ __kernel void triton_opencl_probe(__global const uchar* src, __global uchar* dst
 _PROBE_BYTES = 64
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class OpenCLDevice:
     """A usable OpenCL device with its context, queue and per-device caches."""
 
@@ -65,7 +66,7 @@ class OpenCLDevice:
     _buffers: object = None
     _properties: dict = None
 
-    @property
+    @cached_property
     def name(self):
         return f"{self.platform.name.strip()} / {self.device.name.strip()}"
 
@@ -73,12 +74,12 @@ class OpenCLDevice:
     def cl_device(self):
         return self.device
 
-    @property
+    @cached_property
     def identity(self):
         """Says which devices can share a program binary (same driver, same device)."""
         return device_identity(self.platform, self.device)
 
-    @property
+    @cached_property
     def arch(self):
         return device_arch(self.platform, self.device)
 
@@ -89,6 +90,10 @@ class OpenCLDevice:
 
             self._buffers = HostBufferCache(self)
         return self._buffers
+
+    def __repr__(self):
+        mode = "zero-copy" if self.zero_copy else "copying"
+        return f"<OpenCLDevice {self.platform_index}:{self.device_index} {self.name} ({mode})>"
 
     def properties(self):
         if self._properties is None:
@@ -120,8 +125,9 @@ def device_arch(platform, device):
     pocl = re.search(r"PoCL\s+([0-9]+(?:\.[0-9]+)*)", platform.version)
     if pocl:
         runtime = f"pocl-{pocl.group(1)}"
-    else:
-        runtime = f"{_slug(platform.name.split()[0] if platform.name.split() else 'opencl')}-{_slug(device.driver_version)}"
+    else:  # e.g. "intel-2023.16.7.0.21_160000"
+        vendor = (platform.name.split() or ["opencl"])[0]
+        runtime = f"{_slug(vendor)}-{_slug(device.driver_version)}"
     return f"{runtime}:{_slug(device.name)}"[:96]
 
 

@@ -6,4 +6,8 @@ through the `triton.backends` entry point; `compiler.py` and `driver.py` are wha
 imports.
 """
 
+# Triton's backend discovery imports `triton_spirv.compiler`/`.driver` while triton itself
+# is loading; importing triton first keeps that from re-entering a half-loaded module.
+import triton  # noqa: F401,E402
+
 __version__ = "0.1.0"

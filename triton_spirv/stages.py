@@ -40,10 +40,10 @@ def memref_to_opencl(memref_text: str):
 
 
 def opencl_to_clbin(source: str, metadata: dict) -> bytes:
-    from launcher import build_program, pack_clbin
-    from launcher.device import current_device
-    device = current_device()
-    _program, binary = build_program(source, device.cl_device if hasattr(device, "cl_device") else device)
+    """Builds the OpenCL C for the current device and packs it with its launch facts."""
+    from launcher import build_program, get_device, pack_clbin
+    device = get_device()
+    _program, binary = build_program(source, device, name=metadata["name"])
     return pack_clbin(name=metadata["name"], source=source, binary=binary, device=device,
                       arg_types=metadata["arg_types"], local_size=metadata["local_size"],
                       local_mem_bytes=metadata["shared"])

@@ -1,0 +1,139 @@
+"""Element loads and stores by buffer kind, and `memref.copy` as work-group async
+copies or loops.
+
+Global f16 buffers are read and written with vload_half / vstore_half_rte, global
+bf16 buffers hold ushort bit patterns; work-group arrays of both hold float.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .errors import error_at
+from .views import Buffer, Expr, View, atom, mul, product
+
+
+def load_expr(emitter, buffer: Buffer, index: Expr) -> str:
+    """Read one element as its value type (f16/bf16 widen to float)."""
+    if buffer.is_global and buffer.kind == "f16":
+        return f"vload_half({index}, {buffer.name})"
+    if buffer.is_global and buffer.kind == "bf16":
+        emitter.helpers.need("bf16_bits_to_float")
+        return f"bf16_bits_to_float({buffer.name}[{index}])"
+    return f"{buffer.name}[{index}]"
+
+
+def store_stmt(emitter, buffer: Buffer, index: Expr, value: str) -> str:
+    """Write one element (f16/bf16 rounded to nearest even)."""
+    if buffer.is_global and buffer.kind == "f16":
+        return f"vstore_half_rte({value}, {index}, {buffer.name});"
+    if buffer.is_global and buffer.kind == "bf16":
+        emitter.helpers.need("float_to_bf16_bits")
+        return f"{buffer.name}[{index}] = float_to_bf16_bits({value});"
+    return f"{buffer.name}[{index}] = {value};"
+
+
+def pointer(view: View, index: Expr) -> str:
+    """`buffer + index` as a pointer expression (sums parenthesized, so the
+    pointer moves once by the whole index)."""
+    if index == 0:
+        return view.buffer.name
+    text = str(index)
+    return f"{view.buffer.name} + {atom(index) if ' + ' in text or ' - ' in text else text}"
+
+
+def _pick_size(a: Expr | None, b: Expr | None) -> Expr | None:
+    """Both sides of a copy have the same extent; prefer the one known statically."""
+    if isinstance(a, int) or b is None:
+        return a
+    return b
+
+
+def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
+    expected: Expr = 1
+    for size, stride in zip(reversed(sizes), reversed(view.strides)):
+        if stride != expected:
+            return False
+        expected = mul(expected, size)
+    return True
+
+
+def emit_copy(emitter, op) -> None:
+    src = emitter.view(op, op.operands[0])
+    dst = emitter.view(op, op.operands[1])
+    if src.rank != dst.rank or src.buffer.kind != dst.buffer.kind:
+        raise error_at(op, "copy between views of different rank or element type")
+    sizes = [_pick_size(a, b) for a, b in zip(src.sizes, dst.sizes)]
+    if any(s is None for s in sizes):
+        raise error_at(op, "copy of a view whose extent is unknown (a whole "
+                           "kernel argument)")
+    emitter.note_source(op)
+    if not _async_copy(emitter, src, dst, sizes):
+        _loop_copy(emitter, src, dst, sizes)
+
+def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
+    """global <-> local copies of plain element types as work-group async copies
+    (one per row; strided on the global side when needed). False if the copy is
+    not of that shape."""
+    if {src.buffer.space, dst.buffer.space} != {"global", "local"} or not sizes:
+        return False
+    if src.buffer.kind in ("f16", "bf16"):
+        return False  # the element type changes (half / bits -> float)
+    local, glob = (dst, src) if dst.buffer.space == "local" else (src, dst)
+    if local.strides[-1] != 1:
+        return False
+    if glob.strides[-1] == 1 and _contiguous(src, sizes) and _contiguous(dst, sizes):
+        sizes = [product(sizes)]  # one block: a single copy
+        src = View(src.buffer, src.offset, tuple(sizes), (1,))
+        dst = View(dst.buffer, dst.offset, tuple(sizes), (1,))
+        glob = src if src.buffer.is_global else dst
+    rows, count = sizes[:-1], sizes[-1]
+    if 0 in rows or count == 0:
+        return True  # nothing to copy
+    stride = glob.strides[-1]
+
+    def row_copy(row: list[str], event: str) -> str:
+        row_src, row_dst = pointer(src, src.element(row)), pointer(dst, dst.element(row))
+        if stride == 1:
+            return f"async_work_group_copy({row_dst}, {row_src}, {count}, {event})"
+        return (f"async_work_group_strided_copy({row_dst}, {row_src}, {count}, "
+                f"{stride}, {event})")
+
+    event = emitter.names.fresh("ev")
+    if not rows:
+        emitter.out.line(f"event_t {event} = {row_copy([], '0')};")
+        emitter.out.line(f"wait_group_events(1, &{event});")
+        return True
+    # One event shared by all row copies; a copy with no rows has none to wait for.
+    emitter.out.line(f"event_t {event} = 0;")
+    loops = _open_loops(emitter, rows, "r")
+    emitter.out.line(f"{event} = {row_copy(loops, event)};")
+    _close_loops(emitter, loops)
+    total_rows = product(rows)
+    guard = "" if isinstance(total_rows, int) else f"if ({total_rows} > 0) "
+    emitter.out.line(f"{guard}wait_group_events(1, &{event});")
+    return True
+
+def _loop_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> None:
+    """Element by element: local<->local, global<->global, f16/bf16, strided
+    local sides."""
+    loops = _open_loops(emitter, sizes, "i")
+    value = load_expr(emitter, src.buffer, src.element(loops))
+    emitter.out.line(store_stmt(emitter, dst.buffer, dst.element(loops), value))
+    _close_loops(emitter, loops)
+
+def _open_loops(emitter, extents: Sequence[Expr], prefix: str) -> list[str]:
+    """Nested `for` loops over `extents`; returns the induction variables."""
+    emitter.names.push_scope()
+    variables = []
+    for n in extents:
+        var = emitter.names.fresh(prefix) if len(extents) == 1 else \
+            emitter.names.fresh(f"{prefix}{len(variables)}")
+        emitter.out.open(f"for (long {var} = 0; {var} < {n}; ++{var})")
+        variables.append(var)
+    return variables
+
+def _close_loops(emitter, variables: list[str]) -> None:
+    for _ in variables:
+        emitter.out.close()
+    emitter.names.pop_scope()
