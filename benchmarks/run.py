@@ -1,0 +1,71 @@
+"""The benchmark suite: our kernels next to peers measured in the same run.
+
+    python3 benchmarks/run.py                 # every case whose dependencies are present
+    python3 benchmarks/run.py --cases vector_add,matmul_fp32 --json results.json
+
+Each case prints the median time over repeated runs after warm-up (Triton's `do_bench`
+through our driver), the throughput, and the ratio to each peer measured in this run:
+torch eager on the CPU (same thread count), a memory-bandwidth reference (a large copy),
+Triton's interpreter (`TRITON_INTERPRET=1`, on a smaller size, scaled), tinygrad on the
+same OpenCL device (`DEV=CL`) and XLA on the CPU (JAX) where installed. Nothing here is a
+test: CI does not time anything.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import cases  # noqa: E402
+import peers  # noqa: E402
+
+
+def _format_row(result: dict) -> str:
+    ours = result["ours"]
+    cells = [f"{result['case']:<24}", f"{ours['ms']:>9.3f} ms", f"{ours['rate']:>9.1f} {result['unit']}"]
+    for peer, measured in result["peers"].items():
+        if measured.get("ms"):
+            ratio = measured["ms"] / ours["ms"]
+            cells.append(f"{peer}: {measured['rate']:.1f} {result['unit']} (ours {ratio:.2f}x)")
+        else:
+            cells.append(f"{peer}: {measured.get('skipped', 'n/a')}")
+    return "  ".join(cells)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    parser.add_argument("--json", default=os.path.join(HERE, "results.json"))
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
+    args = parser.parse_args(argv)
+    wanted = [c for c in args.cases.split(",") if c] or list(cases.CASES)
+    unknown = set(wanted) - set(cases.CASES)
+    if unknown:
+        parser.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(cases.CASES)}")
+    results = {"environment": peers.environment(), "cases": []}
+    bandwidth = peers.copy_bandwidth(quick=args.quick)
+    results["copy_bandwidth_gbps"] = bandwidth
+    print(f"copy bandwidth reference: {bandwidth:.1f} GB/s")
+    for name in wanted:
+        try:
+            result = cases.CASES[name](quick=args.quick)
+        except Exception as err:  # one broken case must not hide the others
+            print(f"{name:<24}  failed: {type(err).__name__}: {str(err).splitlines()[0]}")
+            results["cases"].append({"case": name, "error": f"{type(err).__name__}: {err}"})
+            continue
+        if result["unit"] == "GB/s":
+            result["fraction_of_copy_bandwidth"] = result["ours"]["rate"] / bandwidth
+        print(_format_row(result))
+        results["cases"].append(result)
+    with open(args.json, "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
