@@ -29,7 +29,7 @@ from .memory import emit_copy, load_expr, pointer, store_stmt
 from .names import NameTable, sanitize
 from .optable import (ELEMENTWISE, CMPF, CMPI, CMPI_SIGNED, HELPER_OF, I1_ELEMENTWISE,
                       UNSIGNED_RESULT, VECTOR_ELEMENTWISE, is_call)
-from .views import Buffer, Expr, View, atom, mul, product, rank_reduction_mask
+from .views import Buffer, Expr, View, atom, product, rank_reduction_mask
 
 
 @dataclass

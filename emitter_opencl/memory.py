@@ -50,6 +50,7 @@ def _pick_size(a: Expr | None, b: Expr | None) -> Expr | None:
 
 
 def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
+    """Whether the view is one dense row-major block of `sizes`."""
     expected: Expr = 1
     for size, stride in zip(reversed(sizes), reversed(view.strides)):
         if stride != expected:
@@ -59,6 +60,7 @@ def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
 
 
 def emit_copy(emitter, op) -> None:
+    """memref.copy: async work-group copies where possible, else loops."""
     src = emitter.view(op, op.operands[0])
     dst = emitter.view(op, op.operands[1])
     if src.rank != dst.rank or src.buffer.kind != dst.buffer.kind:
@@ -70,6 +72,7 @@ def emit_copy(emitter, op) -> None:
     emitter.note_source(op)
     if not _async_copy(emitter, src, dst, sizes):
         _loop_copy(emitter, src, dst, sizes)
+
 
 def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
     """global <-> local copies of plain element types as work-group async copies
@@ -114,6 +117,7 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
     emitter.out.line(f"{guard}wait_group_events(1, &{event});")
     return True
 
+
 def _loop_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> None:
     """Element by element: local<->local, global<->global, f16/bf16, strided
     local sides."""
@@ -121,6 +125,7 @@ def _loop_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> None:
     value = load_expr(emitter, src.buffer, src.element(loops))
     emitter.out.line(store_stmt(emitter, dst.buffer, dst.element(loops), value))
     _close_loops(emitter, loops)
+
 
 def _open_loops(emitter, extents: Sequence[Expr], prefix: str) -> list[str]:
     """Nested `for` loops over `extents`; returns the induction variables."""
@@ -132,6 +137,7 @@ def _open_loops(emitter, extents: Sequence[Expr], prefix: str) -> list[str]:
         emitter.out.open(f"for (long {var} = 0; {var} < {n}; ++{var})")
         variables.append(var)
     return variables
+
 
 def _close_loops(emitter, variables: list[str]) -> None:
     for _ in variables:

@@ -1,0 +1,335 @@
+"""Elementwise `tt.*` ops (and Triton's integer division) as scalar arith/math code.
+
+Every op here is a scalar function (`SCALAR_BUILDERS[name](conv, op, *scalars)`) that
+builds upstream arith/math ops; `map_scalars` applies it to scalars directly, or inside a
+`linalg.generic` when an operand is a tensor, exactly like the arith/math handler.
+
+- `tt.mulhiui`: the high half of the unsigned product (i64 product for <= 32 bits,
+  32-bit limbs for i64; `math`/`arith` have no umulhi).
+- `tt.precise_sqrt` / `tt.precise_divf`: correctly rounded. OpenCL's `sqrt` and `/` on
+  float may be off by up to 3 / 2.5 ulp, so f32 goes through f64, where the result
+  rounded back to f32 is correctly rounded (53 >= 2 * 24 + 2); f64 ops are exact in
+  OpenCL already. (A device without cl_khr_fp64 rejects such kernels at build time.)
+- `tt.clampf`: `propagateNan = all` -> maximumf/minimumf, `none` -> maxnumf/minnumf.
+- `tt.fp_to_fp`: extf, or truncf rounding to nearest even, or round-toward-zero: the
+  nearest-even result stepped one ulp toward zero when it rounded away from zero.
+- `tt.bitcast`: arith.bitcast (same width).
+- `tt.extern_elementwise`: libdevice symbols (`__nv_asinf`, ...) mapped to math/arith ops
+  (`EXTERN_FUNCTIONS`); others are rejected naming the symbol.
+- `arith.divsi/remsi/divui/remui` with a divisor that is not a known constant: the
+  divisor is guarded (0 -> 1, and -1 handled as negation for signed ops) so that a
+  division by zero in a masked-off lane (loads default to 0) cannot trap the device
+  (x86 CPUs raise SIGFPE); Triton leaves those results undefined.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict
+
+from mlir import ir
+from mlir.dialects import arith, linalg, math
+
+from . import builders as b
+from .values import Value
+
+# arith.cmpf / cmpi predicates
+_OGT = 2
+_EQ, _NE = 0, 1
+
+
+def map_scalars(conv, op, operands, result_types, fn) -> list:
+    """`fn(*scalars) -> [results]` over scalars, or elementwise over tensors (scalar
+    operands broadcast)."""
+    shape = next((b.shape_of(t) for t in result_types if b.is_tensor(t)), None)
+    if shape is None:
+        shape = next((b.shape_of(o.type) for o in operands if b.is_tensor(o.type)), None)
+    if shape is None:
+        return list(fn(*operands))
+    tensor_inputs = [o for o in operands if b.is_tensor(o.type)]
+
+    def body(*args):
+        it = iter(args)
+        scalars = [next(it) if b.is_tensor(o.type) else o for o in operands]
+        return list(fn(*scalars))
+
+    out_types = [t if b.is_tensor(t) else ir.RankedTensorType.get(shape, t)
+                 for t in result_types]
+    return b.generic(tensor_inputs, b.parallel_maps(len(shape), len(tensor_inputs)),
+                     out_types, body)
+
+
+def convert(conv, op):
+    """Handler for every op in SCALAR_BUILDERS."""
+    builder = SCALAR_BUILDERS[op.name]
+    operands = [conv.get_value(op, v).value for v in op.operands]
+    result_types = [r.type for r in op.results]
+    results = map_scalars(conv, op, operands, result_types,
+                          lambda *s: builder(conv, op, *s))
+    for old, new in zip(op.results, results):
+        conv.set(old, Value(new))
+
+
+# ---------------------------------------------------------------------------------------
+# Scalar builders
+
+
+def _int_type(width: int) -> ir.Type:
+    return ir.IntegerType.get_signless(width)
+
+
+def _is_float(t) -> bool:
+    return isinstance(t, ir.FloatType)
+
+
+def _float_width(t) -> int:
+    return ir.FloatType(t).width
+
+
+def mulhiui(conv, op, x, y):
+    width = b.int_width(x.type)
+    if width <= 32:
+        i64 = _int_type(64)
+        prod = arith.muli(arith.extui(i64, x), arith.extui(i64, y))
+        return [arith.trunci(x.type, arith.shrui(prod, arith.constant(i64, width)))]
+    if width != 64:
+        raise conv.error(op, f"tt.mulhiui of i{width} is not supported")
+    c32 = arith.constant(x.type, 32)
+    mask = arith.constant(x.type, 0xFFFFFFFF)
+    x_lo, x_hi = arith.andi(x, mask), arith.shrui(x, c32)
+    y_lo, y_hi = arith.andi(y, mask), arith.shrui(y, c32)
+    lo_lo = arith.muli(x_lo, y_lo)
+    t = arith.addi(arith.muli(x_hi, y_lo), arith.shrui(lo_lo, c32))
+    w1 = arith.addi(arith.andi(t, mask), arith.muli(x_lo, y_hi))
+    hi = arith.addi(arith.muli(x_hi, y_hi), arith.shrui(t, c32))
+    return [arith.addi(hi, arith.shrui(w1, c32))]
+
+
+def _via_f64(x_type, fn, *args):
+    """fn on f64 operands, rounded back once (exact for f32/f16/bf16 inputs)."""
+    if _float_width(x_type) == 64:
+        return fn(*args)
+    f64 = ir.F64Type.get()
+    wide = [arith.extf(f64, a) for a in args]
+    return arith.truncf(x_type, fn(*wide))
+
+
+def precise_sqrt(conv, op, x):
+    return [_via_f64(x.type, math.sqrt, x)]
+
+
+def precise_divf(conv, op, x, y):
+    return [_via_f64(x.type, arith.divf, x, y)]
+
+
+def approx_divf(conv, op, x, y):
+    return [arith.divf(x, y)]
+
+
+def clampf(conv, op, x, lo, hi):
+    propagate = ir.IntegerAttr(op.attributes["propagateNan"]).value != 0
+    if propagate:
+        return [arith.minimumf(arith.maximumf(x, lo), hi)]
+    return [arith.minnumf(arith.maxnumf(x, lo), hi)]
+
+
+def bitcast(conv, op, x):
+    dst = b.element_type(op.results[0].type)
+    from .converter import pointee_of
+    if pointee_of(dst) is not None:
+        raise conv.error(op, "tt.bitcast between pointer types is not supported")
+    if dst == x.type:
+        return [x]
+    return [arith.bitcast(dst, x)]
+
+
+def _float_kind(t) -> str:
+    return str(t)
+
+
+def fp_to_fp(conv, op, x):
+    dst = b.element_type(op.results[0].type)
+    src = x.type
+    for t in (src, dst):
+        if _float_kind(t) not in ("f16", "bf16", "f32", "f64"):
+            raise conv.error(op, f"fp8 and other {t} values are not supported on OpenCL")
+    if src == dst:
+        return [x]
+    if _float_width(dst) == _float_width(src):
+        # f16 <-> bf16: through f32 (exact), then round.
+        x = arith.extf(ir.F32Type.get(), x)
+    elif _float_width(dst) > _float_width(src):
+        return [arith.extf(dst, x)]
+    rounded = arith.truncf(dst, x)
+    rounding = ir.IntegerAttr(op.attributes["rounding"]).value \
+        if "rounding" in op.attributes else 1
+    if rounding == 1:  # rtne
+        return [rounded]
+    return [round_toward_zero(rounded, x)]
+
+
+def round_toward_zero(rounded, x):
+    """`rounded` (x rounded to nearest even) stepped one ulp toward zero when it is
+    larger in magnitude than x. Finite values overflowing to inf step back to the
+    largest finite value; NaN compares false and stays."""
+    back = arith.extf(x.type, rounded)
+    away = arith.cmpf(_OGT, math.absf(back), math.absf(x))
+    ibits = _int_type(_float_width(rounded.type))
+    bits = arith.bitcast(ibits, rounded)
+    stepped = arith.bitcast(rounded.type, arith.subi(bits, arith.constant(ibits, 1)))
+    return arith.select(away, stepped, rounded)
+
+
+# ---------------------------------------------------------------------------------------
+# Integer division
+
+
+def _guarded_division(name):
+    signed = name in ("arith.divsi", "arith.remsi")
+
+    def build(conv, op, x, y):
+        t = x.type
+        if b.constant_int_of(y) not in (None, 0, -1):
+            return [ir.Operation.create(name, results=[t], operands=[x, y]).result]
+        zero, one = arith.constant(t, 0), arith.constant(t, 1)
+        is_zero = arith.cmpi(_EQ, y, zero)
+        if signed:
+            minus_one = arith.constant(t, -1)
+            is_minus_one = arith.cmpi(_EQ, y, minus_one)
+            safe = arith.select(arith.ori(is_zero, is_minus_one), one, y)
+        else:
+            safe = arith.select(is_zero, one, y)
+        result = ir.Operation.create(name, results=[t], operands=[x, safe]).result
+        if signed:
+            # x / -1 == -x (wrapping), x % -1 == 0
+            special = arith.subi(zero, x) if name == "arith.divsi" else zero
+            result = arith.select(is_minus_one, special, result)
+        return [result]
+
+    return build
+
+
+# ---------------------------------------------------------------------------------------
+# libdevice
+
+
+def _saturate(x):
+    zero = arith.constant(x.type, 0.0)
+    one = arith.constant(x.type, 1.0)
+    return arith.minnumf(arith.maxnumf(x, zero), one)
+
+
+def _signbit(x):
+    ibits = _int_type(_float_width(x.type))
+    bits = arith.bitcast(ibits, x)
+    return arith.extui(ir.IntegerType.get_signless(32),
+                       arith.cmpi(2, bits, arith.constant(ibits, 0)))  # slt
+
+
+def _fdim(x, y):
+    diff = arith.subf(x, y)
+    zero = arith.constant(x.type, 0.0)
+    return arith.select(arith.cmpf(_OGT, x, y), diff,
+                        arith.select(arith.cmpf(14, x, y), arith.addf(x, y), zero))
+
+
+def _exp10(x):
+    return math.powf(arith.constant(x.type, 10.0), x)
+
+
+def _rcp(x):
+    return arith.divf(arith.constant(x.type, 1.0), x)
+
+
+def _to_i32(v):
+    return arith.extui(ir.IntegerType.get_signless(32), v)
+
+
+# Base names (without `__nv_`, `fast_` and the trailing `f` of float variants).
+EXTERN_FUNCTIONS: Dict[str, Callable] = {
+    "acos": math.acos, "acosh": math.acosh, "asin": math.asin, "asinh": math.asinh,
+    "atan": math.atan, "atan2": math.atan2, "atanh": math.atanh, "cbrt": math.cbrt,
+    "ceil": math.ceil, "copysign": math.copysign, "cos": math.cos, "cosh": math.cosh,
+    "erf": math.erf, "erfc": math.erfc, "exp": math.exp, "exp2": math.exp2,
+    "exp10": _exp10, "expm1": math.expm1, "fabs": math.absf, "floor": math.floor,
+    "fma": math.fma, "fmod": arith.remf, "log": math.log, "log10": math.log10,
+    "log1p": math.log1p, "log2": math.log2, "pow": math.powf, "rint": math.roundeven,
+    "nearbyint": math.roundeven, "round": math.round, "rsqrt": math.rsqrt,
+    "frsqrt_rn": math.rsqrt, "sin": math.sin, "sinh": math.sinh, "sqrt": math.sqrt,
+    "tan": math.tan, "tanh": math.tanh, "trunc": math.trunc, "saturate": _saturate,
+    "fdim": _fdim, "fmax": arith.maxnumf, "fmin": arith.minnumf,
+    "isnan": lambda x: _to_i32(math.isnan(x)), "isinf": lambda x: _to_i32(math.isinf(x)),
+    "isnand": lambda x: _to_i32(math.isnan(x)), "isinfd": lambda x: _to_i32(math.isinf(x)),
+    "finite": lambda x: _to_i32(math.isfinite(x)),
+    "isfinited": lambda x: _to_i32(math.isfinite(x)),
+    "signbit": _signbit, "signbitd": _signbit,
+    "fdividef": arith.divf, "div_rn": None, "fdiv_rn": None, "ddiv_rn": None,
+    "sqrt_rn": None, "fsqrt_rn": None, "dsqrt_rn": None,
+    "frcp_rn": None, "drcp_rn": None,
+    "fadd_rn": arith.addf, "dadd_rn": arith.addf, "fsub_rn": arith.subf,
+    "dsub_rn": arith.subf, "fmul_rn": arith.mulf, "dmul_rn": arith.mulf,
+    "fmaf_rn": math.fma, "fma_rn": math.fma,
+    "abs": math.absi, "llabs": math.absi, "clz": math.ctlz, "clzll": math.ctlz,
+    "popc": math.ctpop, "popcll": math.ctpop,
+    "umulhi": None, "umul64hi": None,
+    "float_as_int": None, "int_as_float": None, "float_as_uint": None,
+    "uint_as_float": None, "double_as_longlong": None, "longlong_as_double": None,
+}
+
+
+def _extern_builder(symbol: str):
+    """The scalar builder for a libdevice symbol, or None."""
+    name = symbol[len("__nv_"):] if symbol.startswith("__nv_") else symbol
+    if name.startswith("fast_"):
+        name = name[len("fast_"):]
+    candidates = [name]
+    if name.endswith("f"):
+        candidates.append(name[:-1])
+    for candidate in candidates:
+        if candidate in EXTERN_FUNCTIONS:
+            return candidate, EXTERN_FUNCTIONS[candidate]
+    return None, None
+
+
+def _special_extern(name, conv, op, args):
+    result_type = b.element_type(op.results[0].type)
+    if name in ("div_rn", "fdiv_rn", "ddiv_rn"):
+        return precise_divf(conv, op, *args)[0]
+    if name in ("sqrt_rn", "fsqrt_rn", "dsqrt_rn"):
+        return precise_sqrt(conv, op, *args)[0]
+    if name in ("frcp_rn", "drcp_rn"):
+        one = arith.constant(args[0].type, 1.0)
+        return precise_divf(conv, op, one, args[0])[0]
+    if name in ("umulhi", "umul64hi"):
+        return mulhiui(conv, op, *args)[0]
+    if name in ("float_as_int", "int_as_float", "float_as_uint", "uint_as_float",
+                "double_as_longlong", "longlong_as_double"):
+        return arith.bitcast(result_type, args[0])
+    raise conv.error(op, f"libdevice function {name} is not supported")
+
+
+def extern_elementwise(conv, op, *args):
+    symbol = ir.StringAttr(op.attributes["symbol"]).value
+    name, fn = _extern_builder(symbol)
+    if name is None:
+        raise conv.error(op, f"extern function '{symbol}' has no OpenCL equivalent here")
+    if fn is None:
+        return [_special_extern(name, conv, op, args)]
+    result = fn(*args)
+    result_type = b.element_type(op.results[0].type)
+    if result.type != result_type:
+        raise conv.error(op, f"extern function '{symbol}' returns {result_type}, "
+                             f"expected {result.type}")
+    return [result]
+
+
+SCALAR_BUILDERS: Dict[str, Callable] = {
+    "tt.mulhiui": mulhiui,
+    "tt.precise_sqrt": precise_sqrt,
+    "tt.precise_divf": precise_divf,
+    "tt.approx_divf": approx_divf,
+    "tt.clampf": clampf,
+    "tt.bitcast": bitcast,
+    "tt.fp_to_fp": fp_to_fp,
+    "tt.extern_elementwise": extern_elementwise,
+    **{name: _guarded_division(name) for name in
+       ("arith.divsi", "arith.remsi", "arith.divui", "arith.remui")},
+}
