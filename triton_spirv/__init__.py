@@ -11,3 +11,7 @@ imports.
 import triton  # noqa: F401,E402
 
 __version__ = "0.1.0"
+
+from .shapes import ShapeCheckError, ShapeContractError, attach as with_shapes, shapes  # noqa: E402
+
+__all__ = ["ShapeCheckError", "ShapeContractError", "shapes", "with_shapes"]

@@ -81,9 +81,41 @@ def compile_kernel(path: str, kernel: str, signature: str, constexprs: str):
     return triton.compile(src, target=target)
 
 
+def parse_shapes(text: str) -> dict:
+    """`a_ptr=M,K;b_ptr=K,N` -> {"a_ptr": ("M", "K"), "b_ptr": ("K", "N")}."""
+    shapes = {}
+    for item in filter(None, (t.strip() for t in (text or "").split(";"))):
+        if "=" not in item:
+            raise CommandError(f"--shapes entry '{item}' is not NAME=DIM,DIM,...")
+        name, dims = item.split("=", 1)
+        shapes[name.strip()] = tuple(int(d) if d.strip().isdigit() else d.strip()
+                                     for d in dims.split(","))
+    return shapes
+
+
+def host_checks_source(path: str, kernel: str, shapes_text: str) -> str:
+    from .shapes import ShapeContract, ShapeContractError
+    fn = getattr(_load_python_file(path), kernel)
+    try:
+        return ShapeContract.make(kernel, list(fn.arg_names), parse_shapes(shapes_text)).host_source()
+    except ShapeContractError as err:
+        raise CommandError(str(err)) from None
+
+
 def cmd_compile(args) -> int:
     compiled = compile_kernel(args.file, args.kernel, args.signature, args.constexpr)
     stages = STAGES if args.stage == "all" else (args.stage,)
+    if args.shapes:
+        checks = host_checks_source(args.file, args.kernel, args.shapes)
+        if args.output:
+            path = os.path.join(args.output, f"{compiled.name}.host_checks.py")
+            os.makedirs(args.output, exist_ok=True)
+            with open(path, "w") as f:
+                f.write(checks)
+            print(path)
+        else:
+            print("# ===== host checks =====")
+            print(checks)
     if args.output:
         os.makedirs(args.output, exist_ok=True)
         for ext in stages:
@@ -109,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--signature", default="", help="NAME=TYPE,... e.g. x_ptr=*fp32,n=i32")
     c.add_argument("--constexpr", default="", help="NAME=VALUE,... e.g. BLOCK_SIZE=1024")
     c.add_argument("--stage", default="cl", choices=STAGES + ("all",))
+    c.add_argument("--shapes", default="", help="shape contract whose generated host checks "
+                   "are printed too, e.g. 'a_ptr=M,K;b_ptr=K,N'")
     c.add_argument("-o", "--output", help="write the stages into this directory")
     c.set_defaults(run=cmd_compile)
     return parser
