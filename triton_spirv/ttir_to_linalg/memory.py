@@ -98,6 +98,24 @@ def zero(elem: ir.Type) -> ir.Value:
     return arith.constant(elem, 0.0)
 
 
+def _when_partial(starts, sizes, shape, build):
+    """Runs `build()` under `scf.if` unless the box [starts, starts+sizes) is the whole
+    tile (statically known: then not at all)."""
+    partial = None
+    for start, size, n in zip(starts, sizes, shape):
+        for value, full in ((start, 0), (size, n)):
+            if b.constant_int_of(value) == full:
+                continue
+            differs = arith.cmpi(arith.CmpIPredicate.ne, b.as_index(value), b.const_index(full))
+            partial = differs if partial is None else arith.ori(partial, differs)
+    if partial is None:
+        return
+    if_op = scf.IfOp(partial, [], has_else=False)
+    with ir.InsertionPoint(if_op.then_block):
+        build()
+        scf.YieldOp([])
+
+
 def _fill(buffer: ir.Value, scalar: ir.Value):
     from mlir.dialects import linalg
     linalg.fill(scalar, outs=[buffer])
@@ -117,9 +135,11 @@ def block_load(ptr: PointerTensor, box: Optional[Box], other: Optional[ir.Value]
         memref.copy(view, tile)
     else:
         # Masked-off elements read as `other`; Triton leaves them undefined without one,
-        # zero keeps results deterministic.
-        _fill(tile, other if other is not None else zero(elem))
+        # zero keeps results deterministic. Only a partial tile needs the fill: most
+        # programs of a kernel see the whole tile valid.
         starts, sizes = analysis.box_extents(box, shape)
+        fill_value = other if other is not None else zero(elem)
+        _when_partial(starts, sizes, shape, lambda: _fill(tile, fill_value))
         memref.copy(sub_box(view, starts, sizes), sub_box(tile, starts, sizes))
     return _as_tensor(tile)
 
