@@ -340,13 +340,14 @@ CASES_BY_NAME = {case.name: case for case in CASES}
 
 
 def _make_ir(case: Case, run_passes: bool):
-    from triton._C.libtriton import ir as tir, passes
+    from triton._C.libtriton import ir as tir
     from triton.backends.compiler import GPUTarget
-    from triton.backends.nvidia.compiler import CUDABackend
     from triton.compiler.compiler import ASTSource
 
-    target = GPUTarget("cuda", 90, 32)
-    backend = CUDABackend(target)
+    from triton_spirv.compiler import OpenCLBackend, make_ttir
+
+    target = GPUTarget("opencl", "ttir-tests", 1)
+    backend = OpenCLBackend(target)
     names = list(case.signature)
     constexprs = {(names.index(name),): value for name, value in case.constexprs.items()}
     attrs = {(names.index(name),): [["tt.divisibility", 16]] for name in case.divisible_by_16}
@@ -355,7 +356,9 @@ def _make_ir(case: Case, run_passes: bool):
     tir.load_dialects(context)
     backend.load_dialects(context)
     # FP fusion only matters for LLVM; naming it keeps Triton from warning about its default.
+    # The reader must read fp8 ops too, though the OpenCL backend rejects fp8 kernels.
     options = backend.parse_options({"sanitize_overflow": False, "enable_fp_fusion": False,
+                                     "supported_fp8_dtypes": ("fp8e5", "fp8e4nv", "fp8e4b15"),
                                      **case.options})
     with warnings.catch_warnings():
         # `shapes` uses tl.cat/tl.reshape(can_reorder=True) on purpose: it emits tt.cat and
@@ -364,16 +367,7 @@ def _make_ir(case: Case, run_passes: bool):
         module = source.make_ir(target, options, backend.get_codegen_implementation(options),
                                 backend.get_module_map(), context)
     if run_passes:
-        pm = tir.pass_manager(module.context)
-        passes.common.add_inliner(pm)
-        passes.ttir.add_rewrite_tensor_descriptor_to_pointer(pm)
-        passes.common.add_canonicalizer(pm)
-        passes.ttir.add_combine(pm)
-        passes.ttir.add_reorder_broadcast(pm)
-        passes.common.add_cse(pm)
-        passes.common.add_symbol_dce(pm)
-        passes.ttir.add_loop_unroll(pm)
-        pm.run(module, "make_ttir")
+        make_ttir(module, {}, options)  # the backend's own TTIR stage
     return module, context
 
 
