@@ -5,6 +5,11 @@
         [--stage cl | --stage all] [-o DIR]
 
 Stages: ttir, linalg, memref, cl (the OpenCL C), clbin (the packed program).
+
+    triton-spirv hlo run module.hlo --inputs in.npz --out out.npz [--report]
+    triton-spirv hlo emit module.hlo -o DIR [--stages]
+
+run an HLO module on the OpenCL device, or write one .cl per fusion with a report.
 """
 from __future__ import annotations
 
@@ -145,13 +150,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "are printed too, e.g. 'a_ptr=M,K;b_ptr=K,N'")
     c.add_argument("-o", "--output", help="write the stages into this directory")
     c.set_defaults(run=cmd_compile)
+    from .hlo.cli import add_hlo_commands
+    add_hlo_commands(sub)
     return parser
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    run = getattr(args, "run", None) or args.func
     try:
-        return args.run(args)
+        return run(args) or 0
     except CommandError as err:
         print(f"triton-spirv: error: {err}", file=sys.stderr)
         return 2

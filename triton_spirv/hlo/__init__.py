@@ -1,0 +1,29 @@
+"""The HLO frontend: HLO modules lowered by XLA-style emitters onto the memref stage
+shared with the Triton frontend, then the same OpenCL emitter and launcher.
+
+    from triton_spirv.hlo import read_hlo, ModuleRunner
+    module = read_hlo(text)
+    outputs = ModuleRunner(module).run([x])      # numpy arrays in, numpy arrays out
+
+Data flows one way: HLO text (reader.py) -> HLO objects -> partitioned subgraph
+functions (partitioner.py) -> MLIR on tensors built by the emitter chosen by hero
+analysis (emitters/, elemental.py, indexing.py) -> the seed's passes and the shared
+Linalg -> memref pipeline (passes.py) -> emitter_opencl -> launcher (runtime.py).
+"""
+from .errors import HloError, HloParseError, HloUnsupportedError
+from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
+
+__all__ = ["HloComputation", "HloError", "HloInstruction", "HloModule", "HloParseError",
+           "HloUnsupportedError", "ModuleRunner", "compile_fusion", "read_hlo",
+           "read_hlo_file", "run_hlo", "run_hlo_file"]
+
+
+def __getattr__(name):
+    # The compiler and runtime pull in MLIR and OpenCL; load them on first use.
+    if name in ("ModuleRunner", "run_hlo", "run_hlo_file"):
+        from . import runtime
+        return getattr(runtime, name)
+    if name == "compile_fusion":
+        from .compile import compile_fusion
+        return compile_fusion
+    raise AttributeError(name)

@@ -1,0 +1,107 @@
+"""`triton-spirv hlo run` and `triton-spirv hlo emit`.
+
+    triton-spirv hlo run module.hlo --inputs in.npz --out out.npz [--report]
+    triton-spirv hlo emit module.hlo -o DIR [--stages]
+
+`run` reads the entry parameters from the .npz (by parameter name, else `arg0`,
+`arg1`, ... in order) and writes the outputs as `out0`, `out1`, ... (bf16 outputs
+widened to float32). `emit` writes one .cl per kernel and `report.txt` (per fusion:
+partitions, emitter, indexing maps, launch shape); `--stages` also writes each pass's
+IR (`<kernel>.<stage>.mlir`).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def add_hlo_commands(subparsers) -> None:
+    hlo = subparsers.add_parser("hlo", help="compile and run HLO modules")
+    commands = hlo.add_subparsers(dest="hlo_command", required=True)
+    run = commands.add_parser("run", help="run an HLO module on the OpenCL device")
+    run.add_argument("module", help="HLO text file")
+    run.add_argument("--inputs", help=".npz with one array per entry parameter")
+    run.add_argument("--out", help=".npz to write the outputs to")
+    run.add_argument("--report", action="store_true", help="print the fusion report")
+    run.set_defaults(func=_run_command)
+    emit = commands.add_parser("emit", help="write the OpenCL C of every kernel")
+    emit.add_argument("module", help="HLO text file")
+    emit.add_argument("-o", "--output", required=True, help="output directory")
+    emit.add_argument("--stages", action="store_true", help="also write each pass's IR")
+    emit.set_defaults(func=_emit_command)
+
+
+def _load_inputs(module, path):
+    import numpy as np
+    params = module.entry.parameters
+    if not params:
+        return []
+    if path is None:
+        raise SystemExit(f"error: the entry computation takes {len(params)} parameters; "
+                         f"give them with --inputs FILE.npz")
+    data = np.load(path)
+    inputs = []
+    for k, p in enumerate(params):
+        for key in (p.name, f"arg{k}", f"arr_{k}"):
+            if key in data:
+                inputs.append(data[key])
+                break
+        else:
+            raise SystemExit(f"error: {path} has no array for parameter %{p.name} "
+                             f"(tried '{p.name}', 'arg{k}', 'arr_{k}')")
+    return inputs
+
+
+def _run_command(args) -> int:
+    import numpy as np
+    from .reader import read_hlo_file
+    from .runtime import ModuleRunner
+    module = read_hlo_file(args.module)
+    runner = ModuleRunner(module)
+    outputs = runner.run(_load_inputs(module, args.inputs))
+    if args.report:
+        for fusion in runner.fusions.values():
+            print(fusion.report)
+    if args.out:
+        np.savez(args.out, **{f"out{k}": o for k, o in enumerate(outputs)})
+    else:
+        for k, o in enumerate(outputs):
+            print(f"out{k}: {o.dtype}{list(o.shape)}\n{o}")
+    return 0
+
+
+def _emit_command(args) -> int:
+    from .reader import read_hlo_file
+    from .runtime import ModuleRunner
+    module = read_hlo_file(args.module)
+    runner = ModuleRunner(module, keep_stages=args.stages)
+    fusions = runner.compile_all()
+    os.makedirs(args.output, exist_ok=True)
+    reports = []
+    for fusion in fusions:
+        reports.append(str(fusion.report))
+        for kernel in fusion.kernels:
+            with open(os.path.join(args.output, f"{kernel.name}.cl"), "w") as f:
+                f.write(kernel.source)
+            for stage, text in kernel.stages.items():
+                with open(os.path.join(args.output, f"{kernel.name}.{stage}.mlir"), "w") as f:
+                    f.write(text)
+    with open(os.path.join(args.output, "report.txt"), "w") as f:
+        f.write("\n\n".join(reports) + "\n")
+    print(f"{sum(len(f.kernels) for f in fusions)} kernels of {len(fusions)} fusions "
+          f"written to {args.output}")
+    return 0
+
+
+def main(argv=None) -> int:
+    """Stand-alone entry (`python -m triton_spirv.hlo.cli run ...`)."""
+    parser = argparse.ArgumentParser(prog="triton-spirv")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_hlo_commands(sub)
+    args = parser.parse_args(["hlo"] + list(argv if argv is not None else sys.argv[1:]))
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""Hero analysis: the emitter of a fusion is chosen from its fused computation (the
+fusion's `kind=` is only a hint, and XLA:CPU's kinds do not follow XLA:GPU's).
+
+The seven emitter types, tried in this order:
+  scatter               root is a scatter
+  dynamic_update_slice  root is a dynamic-update-slice (in place: copy, then update)
+  input_slices          root is a tuple of slices of same-shaped values
+  concatenate           root is a concatenate
+  reduction             reduce heroes reach every root through elementwise ops only,
+                        and the reduced dimensions are contiguous
+  transpose             a transpose hero that moves the minor dimension reaches the
+                        root through elementwise ops only
+  loop                  everything else
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..elemental import is_elementwise
+from ..partitioner import output_roots
+
+
+@dataclass
+class EmitterChoice:
+    kind: str
+    heroes: list = field(default_factory=list)
+    forced_roots: list = field(default_factory=list)
+    emit: Callable = None
+    reason: str = ""
+
+
+def depends_on(instr, targets: set, memo: dict | None = None) -> bool:
+    memo = {} if memo is None else memo
+    if instr in targets:
+        return True
+    if instr in memo:
+        return memo[instr]
+    memo[instr] = False
+    result = any(depends_on(o, targets, memo) for o in instr.operands)
+    memo[instr] = result
+    return result
+
+
+def reaches_through_elementwise(root, heroes: set) -> bool:
+    """Whether every path from `root` to a hero passes through elementwise ops only
+    (the epilogue reads each hero at the root's own index)."""
+    memo: dict = {}
+
+    def ok(instr) -> bool:
+        if instr in heroes:
+            return True
+        if not depends_on(instr, heroes, memo):
+            return True
+        if not is_elementwise(instr):
+            return False
+        if any(o.shape.dims != instr.shape.dims for o in instr.operands
+               if depends_on(o, heroes, memo)):
+            return False
+        return all(ok(o) for o in instr.operands)
+    return depends_on(root, heroes, memo) and ok(root)
+
+
+def choose_emitter(computation) -> EmitterChoice:
+    from .concatenate import try_concatenate
+    from .dynamic_update_slice import try_dynamic_update_slice
+    from .input_slices import try_input_slices
+    from .loop import emit_loop
+    from .reduction import try_reduction
+    from .scatter import try_scatter
+    from .transpose import try_transpose
+    for attempt in (try_scatter, try_dynamic_update_slice, try_input_slices,
+                    try_concatenate, try_reduction, try_transpose):
+        choice = attempt(computation)
+        if choice is not None:
+            return choice
+    return EmitterChoice("loop", [], [], emit_loop, "default")
+
+
+__all__ = ["EmitterChoice", "choose_emitter", "output_roots", "reaches_through_elementwise"]

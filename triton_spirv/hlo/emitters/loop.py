@@ -1,0 +1,103 @@
+"""The loop emitter (the default): every output element is computed independently.
+
+Output elements are mapped to (work-item, work-group, vector index) as in the seed's
+GELU example: work-item th_x of work-group bl_x handles the `vector` consecutive
+elements starting at (bl_x * threads + th_x) * vector, so that consecutive work-items
+write consecutive vectors (coalesced) and each one can use vloadN/vstoreN:
+
+    (th_x, bl_x)[vector_index] -> delinearize(bl_x * threads * vector + th_x * vector + vector_index)
+
+The vector loop carries the `hlo.vector_loop` attribute for the unroll and vectorize
+passes.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf, tensor
+
+from ..elemental import const_index
+from ..indexing import thread_map
+from .base import (FusionBuilder, apply_linear, cdiv, check_same_size, cmp_lt,
+                   delinearize, leaf_shape, to_storage)
+
+THREADS = 128
+
+
+def vector_width(size: int) -> int:
+    for v in (4, 2):
+        if size % v == 0 and size >= v * 8:
+            return v
+    return 1
+
+
+def launch_shape(size: int) -> tuple[int, int, int]:
+    vector = vector_width(size)
+    threads = min(THREADS, max(1, cdiv(size, vector)))
+    blocks = cdiv(size, threads * vector)
+    return threads, blocks, vector
+
+
+def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str = "",
+              description: str = "") -> None:
+    """One kernel writing `outputs` ([(root, leaf)], default all fusion outputs);
+    `value_fn(root, indices, tensors)` gives a root's leaves (default: its function)."""
+    outputs = outputs if outputs is not None else builder.outputs
+    size = check_same_size(outputs, builder.name)
+    threads, blocks, vector = launch_shape(size)
+    first_shape = leaf_shape(*outputs[0])
+    builder.report.launch.append(
+        f"{builder.name}{'_' + suffix if suffix else ''}: grid {blocks} x local "
+        f"{threads} work-items, {vector} elements per work-item ({size} elements)")
+    builder.report.maps.append(str(thread_map(threads, blocks, vector, first_shape.dims)))
+    value_fn = value_fn or builder.root_values
+    with builder.kernel(suffix, threads) as k:
+        base = apply_linear([(k.block_id, threads * vector), (k.thread_id, vector)])
+        slots = [builder.outputs.index((r, leaf)) for r, leaf in outputs]
+        carried = [k.outputs[s] for s in slots]
+
+        def body(iv_values, iters):
+            linear = arith.addi(base, iv_values) if iv_values is not None else base
+            cache = {}
+            new = list(iters)
+            for n, (root, leaf) in enumerate(outputs):
+                shape = leaf_shape(root, leaf)
+                key = (id(root), shape.dims)
+                if key not in cache:
+                    cache[key] = value_fn(root, delinearize(linear, shape.dims), k.tensors)
+                value = to_storage(cache[key][leaf], shape.element)
+                new[n] = tensor.insert(value, new[n], [linear])
+            return new
+
+        exact = size % vector == 0
+        guard = cmp_lt(base, const_index(size))
+        results = _guarded(guard, carried, lambda: _vector_loop(vector, carried, body, exact, size))
+        final = list(k.outputs)
+        for s, r in zip(slots, results):
+            final[s] = r
+        k.finish(final, blocks, description or "loop")
+
+
+def _vector_loop(vector, carried, body, exact, size):
+    def run(iters):
+        return body(None, iters)
+    if vector == 1:
+        return run(carried)
+    loop = scf.ForOp(const_index(0), const_index(vector), const_index(1), carried)
+    loop.attributes["hlo.vector_loop"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), vector)
+    with ir.InsertionPoint(loop.body):
+        iters = list(loop.inner_iter_args)
+        iv = loop.induction_variable
+        if exact:
+            scf.yield_(body(iv, iters))
+        else:
+            scf.yield_(iters)  # not reached: inexact sizes use vector 1
+    return list(loop.results)
+
+
+def _guarded(condition, carried, fn):
+    op = scf.IfOp(condition, [v.type for v in carried], has_else=True)
+    with ir.InsertionPoint(op.then_block):
+        scf.yield_(fn())
+    with ir.InsertionPoint(op.else_block):
+        scf.yield_(carried)
+    return list(op.results)

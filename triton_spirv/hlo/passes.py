@@ -1,0 +1,300 @@
+"""The seed's emitter pipeline on the shared stage, in one place.
+
+After an emitter has built a kernel module (entry function + private subgraph
+functions on tensors), these passes run, in order:
+
+  1. `inline`: subgraph functions are inlined into the entry function (upstream
+     `inline` + `symbol-dce`), so the OpenCL emitter gets one func.func per kernel.
+  2. loop ops to scf with bounds checks: done by the emitters themselves, which build
+     `scf.for`/`scf.if` directly (there is no upstream `xla_gpu.loop`).
+  3. `flatten-tensors`: N-d `tensor.extract`s of parameters become 1-D accesses of the
+     kernel buffers (`affine.linearize_index`, which folds away against the emitters'
+     `affine.delinearize_index` when both use the same shape).
+  4. `unroll-vector-loops`: the loop emitter's `hlo.vector_loop` scf.for loops
+     (2-4 iterations) are unrolled.
+  5. `vectorize-loads-stores`: groups of extracts at base+0..V-1 and chains of inserts
+     at base+0..V-1 become `vector.transfer_read`/`transfer_write` (vloadN/vstoreN).
+  6. the shared Linalg -> memref pipeline (`triton_spirv.pipeline.lower_to_memref`).
+
+`run_passes(module, dump)` calls `dump(stage_name, module_text)` after each step, as
+the seed's reproducer dumps the IR after each pass.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir, passmanager
+from mlir.dialects import arith, tensor, vector
+
+from ..pipeline import lower_to_memref  # the shared stage
+
+STAGES = ("emitted", "inlined", "flattened", "unrolled", "vectorized", "memref")
+VECTOR_WIDTHS = (16, 8, 4, 2)
+
+
+def run_upstream(module: ir.Module, pipeline: str) -> None:
+    pm = passmanager.PassManager.parse(f"builtin.module({pipeline})")
+    pm.run(module.operation)
+
+
+def inline(module: ir.Module) -> None:
+    run_upstream(module, "inline,symbol-dce,canonicalize,cse")
+
+
+def _walk(op, kinds: set[str]) -> list:
+    found = []
+
+    def visit(o):
+        if o.name in kinds:
+            found.append(o)
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+    return found
+
+
+def flatten_tensors(module: ir.Module) -> None:
+    """tensor.extract %expand(%flat)[i, j, k] -> tensor.extract %flat[linear(i, j, k)]."""
+    for op in _walk(module.operation, {"tensor.extract"}):
+        source = op.operands[0]
+        owner = source.owner
+        if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
+            owner = owner.operation
+        if not hasattr(owner, "name") or owner.name not in ("tensor.expand_shape",
+                                                              "tensor.collapse_shape"):
+            continue
+        flat = owner.operands[0]
+        if ir.RankedTensorType(flat.type).rank != 1:
+            continue
+        dims = ir.RankedTensorType(source.type).shape
+        indices = list(op.operands)[1:]
+        with ir.InsertionPoint(op), op.location:
+            if len(indices) == 0:
+                linear = arith.constant(ir.IndexType.get(), 0)
+            elif len(indices) == 1:
+                linear = indices[0]
+            else:
+                from mlir.dialects import affine
+                linear = affine.linearize_index(indices, [], list(dims), disjoint=True)
+            new = tensor.extract(flat, [linear])
+        op.results[0].replace_all_uses_with(new)
+        op.erase()
+    run_upstream(module, "canonicalize,cse")
+
+
+def unroll_vector_loops(module: ir.Module) -> None:
+    for loop in _walk(module.operation, {"scf.for"}):
+        if "hlo.vector_loop" in loop.attributes:
+            _unroll(loop)
+    run_upstream(module, "canonicalize,cse")
+
+
+def _constant_of(value) -> int | None:
+    owner = value.owner
+    if hasattr(owner, "name") and owner.name == "arith.constant":
+        attr = owner.attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return ir.IntegerAttr(attr).value
+    return None
+
+
+def _unroll(loop) -> None:
+    lower, upper, step = (_constant_of(v) for v in list(loop.operands)[:3])
+    if None in (lower, upper, step):
+        return
+    body = loop.regions[0].blocks[0]
+    args = list(body.arguments)
+    iv, carried_args = args[0], args[1:]
+    current = list(loop.operands)[3:]
+    ops = list(body.operations)
+    terminator = ops[-1]
+    for k in range(lower, upper, step):
+        with ir.InsertionPoint(loop), loop.location:
+            mapping = {iv: arith.constant(ir.IndexType.get(), k)}
+        mapping.update(zip(carried_args, current))
+        for op in ops[:-1]:
+            clone = op.clone(ip=ir.InsertionPoint(loop))
+            _remap(clone, mapping)
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+        current = [mapping.get(v, v) for v in terminator.operands]
+    for result, value in zip(loop.results, current):
+        result.replace_all_uses_with(value)
+    loop.erase()
+
+
+def _remap(op, mapping) -> None:
+    def visit(o):
+        for i, operand in enumerate(o.operands):
+            if operand in mapping:
+                o.operands[i] = mapping[operand]
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
+
+
+def _base_and_offset(index) -> tuple[object, int]:
+    """index = base + constant -> (base, constant); otherwise (index, 0)."""
+    owner = index.owner
+    if hasattr(owner, "name") and owner.name == "arith.addi":
+        a, b = owner.operands
+        c = _constant_of(b)
+        if c is not None:
+            return a, c
+        c = _constant_of(a)
+        if c is not None:
+            return b, c
+    return index, 0
+
+
+_VECTOR_ELEMENTS = ("f32", "f64", "f16", "i8", "i16", "i32", "i64")
+
+
+def vectorize_loads_stores(module: ir.Module) -> None:
+    _vectorize_extracts(module)
+    if emitter_builds_vectors():
+        _vectorize_inserts(module)
+    run_upstream(module, "canonicalize,cse")
+
+
+def emitter_builds_vectors() -> bool:
+    """Canonicalization folds a full chain of vector.insert into vector.from_elements;
+    vector stores are only made when the OpenCL emitter prints that op."""
+    try:
+        from emitter_opencl import emitter
+    except ImportError:
+        return False
+    return "vector.from_elements" in getattr(emitter, "_HANDLERS", {})
+
+
+def _vectorizable(tensor_type) -> bool:
+    t = ir.RankedTensorType(tensor_type)
+    return t.rank == 1 and str(t.element_type) in _VECTOR_ELEMENTS
+
+
+def _is_kernel_buffer(value) -> bool:
+    """Only global buffers are vectorized (work-group tiles are indexed per lane)."""
+    owner = value.owner
+    return hasattr(owner, "name") and owner.name == "bufferization.to_tensor"
+
+
+def _vectorize_extracts(module) -> None:
+    groups: dict = {}
+    for op in _walk(module.operation, {"tensor.extract"}):
+        operands = list(op.operands)
+        if len(operands) != 2 or not _vectorizable(operands[0].type) \
+                or not _is_kernel_buffer(operands[0]):
+            continue
+        base, offset = _base_and_offset(operands[1])
+        groups.setdefault((operands[0], base, op.operation.block), {})[offset] = op
+    for (source, base, _), by_offset in groups.items():
+        width = next((w for w in VECTOR_WIDTHS if all(k in by_offset for k in range(w))), 0)
+        if width < 2 or set(by_offset) != set(range(width)):
+            continue
+        first = min(by_offset.values(), key=_block_position)
+        element = ir.RankedTensorType(source.type).element_type
+        vtype = ir.VectorType.get([width], element)
+        with ir.InsertionPoint(first), first.location:
+            pad = arith.constant(element, _zero_attr(element))
+            read = vector.transfer_read(vtype, source, [base], _minor_identity(),
+                                        pad, in_bounds=[True])
+        for k, op in by_offset.items():
+            with ir.InsertionPoint(op), op.location:
+                lane = vector.extract(read, [], [k])
+            op.results[0].replace_all_uses_with(lane)
+            op.erase()
+
+
+def _vectorize_inserts(module) -> None:
+    inserts = _walk(module.operation, {"tensor.insert"})
+    chain_heads = []
+    for op in inserts:
+        dest = op.operands[1]
+        owner = dest.owner
+        if hasattr(owner, "name") and owner.name == "tensor.insert":
+            continue
+        chain_heads.append(op)
+    for head in chain_heads:
+        chain = [head]
+        while True:
+            uses = list(chain[-1].results[0].uses)
+            if len(uses) != 1:
+                break
+            user = uses[0].owner
+            if not hasattr(user, "name") or user.name != "tensor.insert" or uses[0].operand_number != 1:
+                break
+            chain.append(user)
+        _vectorize_chain(chain)
+
+
+def _vectorize_chain(chain) -> None:
+    if not _vectorizable(chain[0].operands[1].type):
+        return
+    base, start = _base_and_offset(chain[0].operands[2])
+    if start != 0:
+        return
+    width = 0
+    for k, op in enumerate(chain):
+        b, off = _base_and_offset(op.operands[2])
+        if b != base or off != k or op.operation.block != chain[0].operation.block:
+            break
+        width = k + 1
+    width = next((w for w in VECTOR_WIDTHS if w <= width), 0)
+    if width < 2:
+        return
+    chain = chain[:width]
+    last = chain[-1]
+    element = ir.RankedTensorType(last.results[0].type).element_type
+    vtype = ir.VectorType.get([width], element)
+    with ir.InsertionPoint.after(last) if hasattr(ir.InsertionPoint, "after") else ir.InsertionPoint(last), last.location:
+        vec = arith.constant(vtype, ir.DenseElementsAttr.get_splat(vtype, _zero_attr(element)))
+        for k, op in enumerate(chain):
+            vec = vector.insert(op.operands[0], vec, [], [k])
+        write = vector.transfer_write(ir.RankedTensorType(last.results[0].type), vec,
+                                      chain[0].operands[1], [base], _minor_identity(),
+                                      in_bounds=[True])
+    last.results[0].replace_all_uses_with(write)
+    for op in reversed(chain):
+        op.erase()
+
+
+def _minor_identity():
+    return ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(1, 1))
+
+
+def _zero_attr(element):
+    if isinstance(element, (ir.F16Type, ir.F32Type, ir.F64Type)) or "f" in str(element):
+        return ir.FloatAttr.get(element, 0.0)
+    return ir.IntegerAttr.get(element, 0)
+
+
+def _block_position(op) -> int:
+    for n, o in enumerate(op.operation.block.operations):
+        if o == op:
+            return n
+    return 0
+
+
+PASSES: list[tuple[str, Callable]] = [
+    ("inlined", inline),
+    ("flattened", flatten_tensors),
+    ("unrolled", unroll_vector_loops),
+    ("vectorized", vectorize_loads_stores),
+    ("memref", lower_to_memref),
+]
+
+
+def run_passes(module: ir.Module, dump: Callable[[str, str], None] | None = None,
+               vectorize: bool = True) -> ir.Module:
+    with module.context:
+        if dump:
+            dump("emitted", _text(module))
+        for name, step in PASSES:
+            if name == "vectorized" and not vectorize:
+                continue
+            step(module)
+            if dump:
+                dump(name, _text(module))
+    return module
+
+
+def _text(module) -> str:
+    return module.operation.get_asm(enable_debug_info=True)

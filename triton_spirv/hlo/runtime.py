@@ -1,0 +1,312 @@
+"""Running a whole HLO module on the OpenCL device.
+
+The entry computation is evaluated instruction by instruction on the host:
+parameters, constants, tuples, get-tuple-element and default-layout bitcasts need no
+kernel; fusions run their compiled kernels; every other instruction is wrapped into a
+one-instruction fusion and compiled the same way; `call`, `while` and `conditional`
+evaluate their computations (the loop and branch decisions are taken on the host).
+
+Kernels go through the Triton backend's launcher (`launcher.OpenCLLauncher`) with a
+thin adapter: the signature is made from the kernel's buffers ("*fp32", "*bf16", ...).
+Host arrays are numpy arrays in storage form (bf16 as uint16 bit patterns).
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from .compile import CompiledFusion, compile_fusion, kernel_name, source_file_for
+from .elemental import literal_array
+from .errors import HloUnsupportedError, where
+from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
+from .shapes import bf16_bits_to_f32, f32_to_bf16_bits
+
+# Entry-level instructions that move no data.
+NO_KERNEL = {"parameter", "constant", "tuple", "get-tuple-element", "call", "while",
+             "conditional", "opt-barrier", "after-all", "add-dependency"}
+
+
+class _HostArray:
+    """What the launcher needs of a pointer argument: `data_ptr()` and `nbytes`."""
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+    def data_ptr(self) -> int:
+        return self.array.ctypes.data
+
+    @property
+    def nbytes(self) -> int:
+        return self.array.nbytes
+
+
+def to_storage(value, element) -> np.ndarray:
+    """A user array -> the contiguous storage array of an HLO element type."""
+    if hasattr(value, "detach"):  # torch tensor
+        import torch
+        t = value.detach().cpu()
+        if t.dtype == torch.bfloat16:
+            return _contiguous(t.view(torch.int16).numpy().view(np.uint16))
+        value = t.numpy()
+    arr = np.asarray(value)
+    if element.name == "bf16":
+        if arr.dtype == np.uint16:
+            return _contiguous(arr)
+        if arr.dtype.name == "bfloat16":
+            return _contiguous(arr.view(np.uint16))
+        return f32_to_bf16_bits(arr.astype(np.float32))
+    return _contiguous(arr.astype(np.dtype(element.numpy), copy=False))
+
+
+def _contiguous(arr: np.ndarray) -> np.ndarray:
+    """C-contiguous, keeping 0-d arrays 0-d (np.ascontiguousarray makes them 1-d)."""
+    return np.asarray(arr, order="C")
+
+
+def from_storage(arr: np.ndarray, element, bf16_as: str = "float32") -> np.ndarray:
+    if element.name == "bf16":
+        values = bf16_bits_to_f32(arr)
+        if bf16_as == "bfloat16":
+            try:
+                import ml_dtypes
+                return values.astype(ml_dtypes.bfloat16)
+            except ImportError:
+                pass
+        return values
+    return arr
+
+
+@dataclass
+class _Launchable:
+    launcher: object
+    handle: object
+
+
+class ModuleRunner:
+    """Compiles (lazily, once) and runs an HLO module."""
+
+    def __init__(self, module: HloModule, keep_stages: bool = False):
+        self.module = module
+        self.source_path = source_file_for(module)
+        self.keep_stages = keep_stages
+        self.fusions: dict[HloInstruction, CompiledFusion] = {}
+        self._launchables: dict[int, _Launchable] = {}
+
+    # -- compiling -----------------------------------------------------------
+
+    def compile_all(self) -> list[CompiledFusion]:
+        """Every kernel of the module (entry and called computations)."""
+        seen: list[CompiledFusion] = []
+        for comp in self._kernel_computations():
+            for instr in comp.instructions:
+                if needs_kernel(instr):
+                    seen.append(self.fusion_for(instr))
+        return seen
+
+    def _kernel_computations(self) -> list[HloComputation]:
+        order, stack, visited = [], [self.module.entry], set()
+        while stack:
+            comp = stack.pop()
+            if comp.name in visited:
+                continue
+            visited.add(comp.name)
+            order.append(comp)
+            for instr in comp.instructions:
+                if instr.opcode in ("call", "while", "conditional"):
+                    stack.extend(instr.called)
+        return order
+
+    def fusion_for(self, instr: HloInstruction) -> CompiledFusion:
+        if instr not in self.fusions:
+            if instr.opcode == "fusion":
+                computation = instr.called_computation()
+            else:
+                computation = wrap_instruction(instr)
+            self.fusions[instr] = compile_fusion(kernel_name(instr), computation,
+                                                 self.source_path, self.keep_stages)
+        return self.fusions[instr]
+
+    # -- running -------------------------------------------------------------
+
+    def run(self, inputs, bf16_as: str = "float32"):
+        """Runs the entry computation; returns a list of output arrays (one per leaf
+        of the result shape)."""
+        params = self.module.entry.parameters
+        if len(inputs) != len(params):
+            raise HloUnsupportedError(f"entry computation {self.module.entry.name} takes "
+                                      f"{len(params)} parameters, got {len(inputs)} inputs")
+        args = [to_storage(v, p.shape.element) for v, p in zip(inputs, params)]
+        for value, p in zip(args, params):
+            if tuple(value.shape) != tuple(p.shape.dims):
+                raise HloUnsupportedError(f"input for %{p.name} has shape {value.shape}, "
+                                          f"expected {p.shape}")
+        result = self.evaluate(self.module.entry, args)
+        leaves = _leaves(result)
+        shapes = self.module.entry.root.shape.leaves()
+        return [from_storage(a, s.element, bf16_as) for a, s in zip(leaves, shapes)]
+
+    def evaluate(self, computation: HloComputation, args: list):
+        values: dict = {}
+        for instr in computation.instructions:
+            values[instr] = self._evaluate_instruction(instr, values, args)
+        return values[computation.root]
+
+    def _evaluate_instruction(self, instr, values, args):
+        op = instr.opcode
+        operands = [values[o] for o in instr.operands]
+        if op == "parameter":
+            return args[instr.parameter_number]
+        if op == "constant":
+            return to_storage(literal_array(instr), instr.shape.element)
+        if op == "tuple":
+            return tuple(operands)
+        if op == "get-tuple-element":
+            return operands[0][instr.int_attr("index")]
+        if op in ("opt-barrier", "add-dependency"):
+            return operands[0]
+        if op == "after-all":
+            return ()
+        if op == "bitcast" and is_noop_bitcast(instr):
+            return operands[0].reshape(instr.shape.dims)
+        if op == "call":
+            return self.evaluate(instr.called_computation(), operands)
+        if op == "while":
+            return self._while(instr, operands[0])
+        if op == "conditional":
+            return self._conditional(instr, operands)
+        return self._run_kernels(instr, operands)
+
+    def _while(self, instr, state):
+        condition = instr.called[0] if "condition" in instr.attrs and \
+            instr.called[0].name == instr.attrs["condition"].lstrip("%") else instr.called[1]
+        body = instr.called[1] if condition is instr.called[0] else instr.called[0]
+        while bool(np.asarray(self.evaluate(condition, [state])).reshape(-1)[0]):
+            state = self.evaluate(body, [state])
+        return state
+
+    def _conditional(self, instr, operands):
+        selector = np.asarray(operands[0]).reshape(-1)[0]
+        branches = instr.called
+        if instr.operands[0].shape.element.is_pred:
+            index = 0 if bool(selector) else 1
+        else:
+            index = int(selector)
+            if not 0 <= index < len(branches):
+                index = len(branches) - 1
+        return self.evaluate(branches[index], [operands[1 + index]])
+
+    def _run_kernels(self, instr, operands):
+        fusion = self.fusion_for(instr)
+        computation = fusion.computation
+        params = [_contiguous(a) for a in operands]
+        outputs = []
+        from .emitters.base import fusion_outputs, leaf_shape
+        for root, leaf in fusion_outputs(computation):
+            shape = leaf_shape(root, leaf)
+            outputs.append(np.empty(max(shape.size, 1), dtype=np.dtype(shape.element.numpy)))
+        constants = {}
+        for kernel in fusion.kernels:
+            args = []
+            for ref in kernel.plan.buffers:
+                if ref.kind == "param":
+                    array = params[ref.key]
+                elif ref.kind == "const":
+                    if ref.key not in constants:
+                        constants[ref.key] = to_storage(literal_array(ref.key), ref.element)
+                    array = constants[ref.key]
+                else:
+                    array = outputs[ref.key]
+                if array.size == 0:
+                    array = np.zeros(1, dtype=array.dtype)
+                args.append(_HostArray(array))
+            if kernel.plan.grid > 0 and all(
+                    leaf_shape(r, l).size > 0 for r, l in fusion_outputs(computation)):
+                self._launch(kernel, args)
+        shaped = []
+        for (root, leaf), out in zip(fusion_outputs(computation), outputs):
+            shape = leaf_shape(root, leaf)
+            shaped.append(out[:shape.size].reshape(shape.dims))
+        if instr.shape.is_tuple:
+            return tuple(shaped)
+        return shaped[0]
+
+    def _launch(self, kernel, args) -> None:
+        entry = self._launchables.get(id(kernel))
+        if entry is None:
+            entry = self._launchables[id(kernel)] = _make_launchable(kernel)
+        entry.launcher(kernel.plan.grid, 1, 1, None, entry.handle, None, None, None, None, *args)
+
+
+def _make_launchable(kernel) -> _Launchable:
+    from launcher import OpenCLLauncher, load_binary
+    from triton_spirv.stages import opencl_to_clbin
+    metadata = {"name": kernel.name, "arg_types": kernel.arg_types,
+                "local_size": kernel.local_size, "shared": kernel.local_mem_bytes}
+    clbin = opencl_to_clbin(kernel.source, metadata)
+    _program, handle, *_ = load_binary(kernel.name, clbin)
+    names = [ref.name for ref in kernel.plan.buffers]
+    signature = {n: "*" + ref.element.launcher for n, ref in zip(names, kernel.plan.buffers)}
+    src = types.SimpleNamespace(signature=signature, constants={},
+                                fn=types.SimpleNamespace(arg_names=names), name=kernel.name)
+    launcher = OpenCLLauncher(src, types.SimpleNamespace(name=kernel.name))
+    return _Launchable(launcher, handle)
+
+
+def _leaves(value) -> list:
+    if isinstance(value, tuple):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+def is_noop_bitcast(instr) -> bool:
+    return instr.shape.has_default_layout and instr.operands[0].shape.has_default_layout
+
+
+def needs_kernel(instr) -> bool:
+    if instr.opcode in NO_KERNEL:
+        return False
+    if instr.opcode == "bitcast" and is_noop_bitcast(instr):
+        return False
+    return True
+
+
+def wrap_instruction(instr) -> HloComputation:
+    """An unfused instruction as a one-instruction fused computation."""
+    if instr.opcode in ("custom-call", "sort", "rng", "rng-bit-generator", "infeed",
+                        "outfeed", "send", "recv", "all-reduce", "fft", "triangular-solve",
+                        "cholesky", "convolution"):
+        raise HloUnsupportedError(f"{where(instr)}: {instr.opcode} is not supported by the "
+                                  f"HLO frontend")
+    comp = HloComputation(f"wrapped_{instr.name}", [], instr.line)
+    params: dict = {}
+    for operand in instr.operands:
+        if operand in params:
+            continue
+        p = HloInstruction(f"{operand.name}_param", "parameter", operand.shape, [], {},
+                           operand.line, operand.column, parameter_number=len(params))
+        p.computation = comp
+        params[operand] = p
+        comp.instructions.append(p)
+    clone = HloInstruction(instr.name, instr.opcode, instr.shape,
+                           [params[o] for o in instr.operands], dict(instr.attrs),
+                           instr.line, instr.column, literal=instr.literal, is_root=True,
+                           called=list(instr.called))
+    clone.computation = comp
+    for p in params.values():
+        p.users.append(clone)
+    comp.instructions.append(clone)
+    comp.module = instr.computation.module if instr.computation else None
+    return comp
+
+
+def run_hlo(text_or_module, inputs, bf16_as: str = "float32"):
+    """Reads (if text), compiles and runs a module; returns the list of outputs."""
+    module = read_hlo(text_or_module) if isinstance(text_or_module, str) else text_or_module
+    return ModuleRunner(module).run(inputs, bf16_as)
+
+
+def run_hlo_file(path: str, inputs, bf16_as: str = "float32"):
+    return ModuleRunner(read_hlo_file(path)).run(inputs, bf16_as)
