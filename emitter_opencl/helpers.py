@@ -58,6 +58,11 @@ static inline float round_to_bf16_double(double x) {
 }""",
 }
 
+# Extension pragmas that 64-bit atomics need (atomics.py), printed with the helpers.
+_FIXED["pragma_int64_atomics"] = (
+    "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+    "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable")
+
 _DEPENDS = {
     "round_to_half_float": ["float_to_half_bits", "half_bits_to_float"],
     "round_to_bf16_float": ["float_to_bf16_bits", "bf16_bits_to_float"],
@@ -78,10 +83,33 @@ static inline {T} {name}_{T}({T} a, {T} b) {{
   return select(r, a + b, isnan(a) | isnan(b));
 }}"""
 
+# math.tanh: OpenCL's tanh is exact but slow on CPU devices (PoCL: about 20x a
+# polynomial); for float this rational approximation (the one Eigen and XLA:CPU use,
+# absolute error below 1e-6) keeps elementwise kernels memory-bound. Doubles keep tanh.
+_TANH_FLOAT = """\
+static inline {T} tanh_{T}({T} x) {{
+  x = clamp(x, ({T})(-7.90531110763549805f), ({T})(7.90531110763549805f));
+  {T} x2 = x * x;
+  {T} p = fma(x2, ({T})(-2.76076847742355e-16f), ({T})(2.00018790482477e-13f));
+  p = fma(x2, p, ({T})(-8.60467152213735e-11f));
+  p = fma(x2, p, ({T})(5.12229709037114e-08f));
+  p = fma(x2, p, ({T})(1.48572235717979e-05f));
+  p = fma(x2, p, ({T})(6.37261928875436e-04f));
+  p = fma(x2, p, ({T})(4.89352455891786e-03f));
+  {T} q = fma(x2, ({T})(1.19825839466702e-06f), ({T})(1.18534705686654e-04f));
+  q = fma(x2, q, ({T})(2.26843463243900e-03f));
+  q = fma(x2, q, ({T})(4.89352518554385e-03f));
+  return x * p / q;
+}}"""
+_TANH_DOUBLE = """\
+static inline {T} tanh_{T}({T} x) {{
+  return tanh(x);
+}}"""
+
 _UNSIGNED_OF = {"float": "uint", "double": "ulong"}
 
 # Names a source variable must not take (vector min/max variants are unlikely).
-HELPER_NAMES = tuple(_FIXED) + tuple(f"{kind}_{t}" for kind in ("maximum", "minimum")
+HELPER_NAMES = tuple(_FIXED) + tuple(f"{kind}_{t}" for kind in ("maximum", "minimum", "tanh")
                                      for t in ("float", "double"))
 
 
@@ -89,6 +117,10 @@ def helper_source(name: str) -> str:
     """C text of helper `name` (see `dependencies` for what it calls)."""
     if name in _FIXED:
         return _FIXED[name]
+    tanh = re.fullmatch(r"tanh_(float|double)(\d*)", name)
+    if tanh:
+        template = _TANH_FLOAT if tanh.group(1) == "float" else _TANH_DOUBLE
+        return template.format(T=tanh.group(1) + tanh.group(2))
     match = re.fullmatch(r"(maximum|minimum)_(float|double)(\d*)", name)
     if not match:
         raise KeyError(name)

@@ -88,7 +88,7 @@ ELEMENTWISE = {
     "math.sinh": "sinh({a})",
     "math.sqrt": "sqrt({a})",
     "math.tan": "tan({a})",
-    "math.tanh": "tanh({a})",
+    "math.tanh": "tanh_{T}({a})",         # helpers.py: a fast rational form for float
     "math.trunc": "trunc({a})",
     "vector.fma": "fma({a}, {b}, {c})",
 }
@@ -108,13 +108,31 @@ I1_ELEMENTWISE = {
     "arith.muli": "{a} & {b}",
 }
 
+# Triton integers wrap on overflow; signed overflow is undefined in OpenCL C and LLVM
+# exploits it (wrong Philox numbers in tl.rand). So +, -, * and << of signed integer
+# kinds (not index: addresses never overflow) compute on the unsigned type of the same
+# width and convert back (two's complement in OpenCL). Vectors reinterpret with as_T.
+WRAPPING_KINDS = {"i8", "i16", "i32", "i64"}
+WRAPPING = {
+    "arith.addi": "({T})({ua} + {ub})",
+    "arith.subi": "({T})({ua} - {ub})",
+    "arith.muli": "({T})({ua} * {ub})",
+    "arith.shli": "({T})({ua} << {b})",
+}
+VECTOR_WRAPPING = {
+    "arith.addi": "as_{T}({ua} + {ub})",
+    "arith.subi": "as_{T}({ua} - {ub})",
+    "arith.muli": "as_{T}({ua} * {ub})",
+    "arith.shli": "as_{T}({ua} << {b})",
+}
+
 # Ops whose C result is unsigned (or an `as_`-style reinterpretation is needed for
 # vectors, where implicit conversions between vector types do not exist).
 UNSIGNED_RESULT = {"arith.divui", "arith.remui", "arith.ceildivui", "arith.shrui",
                    "arith.maxui", "arith.minui", "math.absi", "math.cttz"}
 
 # Helpers the formats above call (see helpers.py), by op.
-HELPER_OF = {"arith.maximumf": "maximum", "arith.minimumf": "minimum"}
+HELPER_OF = {"arith.maximumf": "maximum", "arith.minimumf": "minimum", "math.tanh": "tanh"}
 
 # arith.cmpi predicates, by enum value.
 CMPI = {

@@ -184,4 +184,4 @@ def test_generated_opencl_names_hlo_instructions():
     runner = ModuleRunner(read_hlo(seed_gelu_text("f32", "6,8,64")))
     source = runner.compile_all()[0].kernels[0].source
     assert "// %tanh_0 = f32[6,8,64] tanh(" in source
-    assert "float tanh_0 = tanh(" in source
+    assert "float tanh_0 = tanh_float(" in source
