@@ -5,6 +5,8 @@ module and takes its one concrete DriverBase subclass; the runtime itself (devic
 programs, buffers, launches) lives in the `launcher` package.
 """
 
+import functools
+
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 
@@ -35,7 +37,12 @@ class OpenCLUtils:
 
     @staticmethod
     def get_device_properties(device=0):
-        return get_device().properties()
+        """CUDA-style names (multiprocessor_count, max_shared_mem, max_num_regs, warpSize,
+        sm_clock_rate, mem_clock_rate, mem_bus_width) mapped from the OpenCL device; a
+        copy, so that callers may change it. `device` may be an index or None (the
+        `.index` of torch's CPU device)."""
+        device_interface.set_device(device)  # rejects indices other than 0
+        return dict(get_device().properties())
 
 
 class OpenCLDriver(DriverBase):
@@ -45,6 +52,7 @@ class OpenCLDriver(DriverBase):
         super().__init__()
         self.utils = OpenCLUtils()
         self.launcher_cls = OpenCLLauncher
+        _install_cudagraph_fallback()
 
     @classmethod
     def is_active(cls):
@@ -72,6 +80,9 @@ class OpenCLDriver(DriverBase):
     def get_current_device(self):
         return 0
 
+    def get_device_capability(self, device=None):
+        return device_interface.get_device_capability(device)
+
     def set_current_device(self, device):
         device_interface.set_device(device)
 
@@ -95,3 +106,35 @@ class OpenCLDriver(DriverBase):
 
     def clear_cache(self, cache):
         cache.zero_()
+
+    def allocate_default_profile_scratch(self, size, alignment, stream):
+        from launcher.scratch import zeroed_host_buffer
+
+        return zeroed_host_buffer(size, alignment)
+
+
+def _install_cudagraph_fallback():
+    """Make `triton.testing.do_bench_cudagraph` work while this driver is active.
+
+    The original needs torch.cuda streams and graphs. Launches here are synchronous
+    host calls that a graph could not batch anyway, so do_bench measures the same
+    thing. Other active drivers keep the original. Code that imported the name
+    before the driver was first used keeps the original too.
+    """
+    import triton.testing as testing
+
+    original = testing.do_bench_cudagraph
+    if getattr(original, "_opencl_fallback", False):
+        return
+
+    @functools.wraps(original)
+    def do_bench_cudagraph(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+        from triton.runtime import driver
+
+        if not isinstance(driver.active, OpenCLDriver):
+            return original(fn, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles, return_mode=return_mode)
+        return testing.do_bench(fn, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
+                                return_mode=return_mode)
+
+    do_bench_cudagraph._opencl_fallback = True
+    testing.do_bench_cudagraph = do_bench_cudagraph
