@@ -47,8 +47,6 @@ def test_02_fused_softmax():
     assert tutorial.check(n_rows=3, n_cols=64) < 1e-5
 
 
-@pytest.mark.xfail(strict=False, reason="ConversionError: unsupported operation 'llvm.intr.assume' "
-                   "(tl.assume in matmul_kernel, 03-matrix-multiplication.py:137)")
 @pytest.mark.parametrize("dtype, activation", [(torch.float16, ""), (torch.float32, ""),
                                                (torch.float16, "leaky_relu")])
 def test_03_matrix_multiplication(dtype, activation):

@@ -20,6 +20,10 @@ from . import analysis
 from . import builders as b
 from . import memory
 from . import reductions
+from . import elementwise
+from . import shapes
+from . import atomics
+from . import debug
 from .values import Converted, Pointer, PointerTensor, Value, flatten, rebuild
 
 
@@ -264,9 +268,12 @@ class KernelConverter:
         order = list(ir.DenseI32ArrayAttr(op.attributes["order"]))
 
         def build(value, out_type):
-            return linalg.transpose(value, outs=[b.empty(b.shape_of(out_type),
-                                                         b.element_type(out_type))],
-                                    permutation=order)
+            result = linalg.transpose(value, outs=[b.empty(b.shape_of(out_type),
+                                                           b.element_type(out_type))],
+                                      permutation=order)
+            if isinstance(result, ir.Value):
+                return result
+            return result.results[0] if hasattr(result, "results") else result[0]
 
         self._shape_op(op, build, lambda a: analysis.affine_permute(a, order),
                        lambda m: analysis.box_permute(m, order))
@@ -609,6 +616,16 @@ class KernelConverter:
         else:
             self.set(op.results[0], Value(memory.zero(t)))
 
+    def int_to_ptr(self, op):
+        raise self.error(op, "pointers made from integers (tl.pointer_type casts, e.g. "
+                             "pointer tables loaded from memory) are not supported on "
+                             "OpenCL: a kernel reaches memory only through its buffer "
+                             "arguments")
+
+    def ptr_to_int(self, op):
+        raise self.error(op, "pointer-to-integer casts are not supported on OpenCL: "
+                             "buffers have no stable device address")
+
     def ignore(self, op):
         """Ops that carry hints only (tt.assume)."""
 
@@ -650,6 +667,9 @@ HANDLERS: Dict[str, Callable] = {
     "tt.store": KernelConverter.store,
     "tt.return": KernelConverter.tt_return,
     "tt.assume": KernelConverter.ignore,
+    "llvm.intr.assume": KernelConverter.ignore,  # tl.assume: a hint only
+    "tt.int_to_ptr": KernelConverter.int_to_ptr,
+    "tt.ptr_to_int": KernelConverter.ptr_to_int,
     "arith.constant": KernelConverter.constant,
     "scf.for": KernelConverter.scf_for,
     "scf.if": KernelConverter.scf_if,
@@ -658,6 +678,12 @@ HANDLERS: Dict[str, Callable] = {
     "tt.reduce": reductions.reduce,
     "tt.reduce.return": KernelConverter.region_return,
     "tt.dot": reductions.dot,
+    "tt.scan": reductions.scan,
+    "tt.scan.return": KernelConverter.region_return,
+    **{name: elementwise.convert for name in elementwise.SCALAR_BUILDERS},
+    **shapes.HANDLERS,
+    **atomics.HANDLERS,
+    **debug.HANDLERS,
     "ub.poison": KernelConverter.poison,
 }
 
