@@ -60,8 +60,6 @@ def test_04_low_memory_dropout():
     assert tutorial.check(size=3001, p=0.3) == 0
 
 
-@pytest.mark.xfail(strict=False, reason="PipelineError: linalg.generic not bufferizable: cannot avoid RaW conflict "
-                   "(_layer_norm_bwd_dx_fused, 05-layer-norm.py)")
 def test_05_layer_norm():
     tutorial = load_tutorial("05-layer-norm.py")
     assert tutorial.test_layer_norm(151, 512, torch.float16) < 1e-2

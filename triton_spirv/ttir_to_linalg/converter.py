@@ -480,14 +480,16 @@ class KernelConverter:
         finally:
             self.yield_sink = saved
 
-    def _convert_region_body(self, op, block, templates, carried=None, destinations=None):
+    def _convert_region_body(self, op, block, templates, carried=None, destinations=None,
+                             buffers=None):
         """Converts a region's block whose scf.yield hands back values like `templates`
         (pointer tensors listed in `carried` travel as the base of their block).
 
         Yielded tensors are copied into `destinations` (the loop's iter_args, or one buffer
         per scf.if result) in destination-passing style: bufferization then keeps every
         loop-carried tile in one buffer instead of yielding fresh allocations, which the
-        memref stage does not allow (docs/memref-stage.md).
+        memref stage does not allow (docs/memref-stage.md). Tensors whose position has a
+        memref in `buffers` are stored into it instead of being yielded (scf.if).
         """
         carried = carried or [None] * len(templates)
 
@@ -507,6 +509,12 @@ class KernelConverter:
                 flat.append(b.as_index(block_of.base))
             if destinations is not None:
                 flat = [_copy_into(v, d) for v, d in zip(flat, destinations)]
+            if buffers is not None:
+                for v, buffer in zip(flat, buffers):
+                    if buffer is not None:
+                        bufferization.MaterializeInDestinationOp(None, v, buffer, restrict=False,
+                                                                 writable=True)
+                flat = [v for v, buffer in zip(flat, buffers) if buffer is None]
             scf.YieldOp(flat)
 
         self.convert_region(block, on_return)
@@ -521,18 +529,24 @@ class KernelConverter:
         then_block = op.regions[0].blocks[0]
         result_types = [carried_type(r.type) for r in op.results]
         has_else = len(op.regions[1].blocks) > 0
-        destinations = [b.empty(b.shape_of(t), b.element_type(t)) if b.is_tensor(t) else None
-                        for t in result_types]
-        if_op = scf.IfOp(cond, result_types, has_else=has_else)
+        # Tensor results are not yielded: each branch stores its tile into one buffer made
+        # before the scf.if, read back after it. Yielding tiles would make bufferization
+        # return a different buffer from each branch, which the memref stage cannot hold.
+        buffers = [memory.tile_buffer(b.shape_of(t), b.element_type(t)) if b.is_tensor(t)
+                   else None for t in result_types]
+        if_op = scf.IfOp(cond, [t for t, m in zip(result_types, buffers) if m is None],
+                         has_else=has_else)
         templates = self._branch_templates(op, then_block)
         with ir.InsertionPoint(if_op.then_block):
-            self._convert_region_body(op, then_block, templates, destinations=destinations)
+            self._convert_region_body(op, then_block, templates, buffers=buffers)
         if has_else:
             with ir.InsertionPoint(if_op.else_block):
                 self._convert_region_body(op, op.regions[1].blocks[0], templates,
-                                          destinations=destinations)
-        for old, new, t in zip(op.results, if_op.results, templates):
-            self.set(old, rebuild(t, [new]))
+                                          buffers=buffers)
+        yielded = iter(if_op.results)
+        for old, buffer, t in zip(op.results, buffers, templates):
+            value = memory.as_tensor(buffer) if buffer is not None else next(yielded)
+            self.set(old, rebuild(t, [value]))
 
     def _branch_templates(self, op, then_block):
         """What each scf.if result is; pointers take their buffer from the then-branch's

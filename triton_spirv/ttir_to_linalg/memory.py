@@ -82,11 +82,11 @@ def sub_box(view: ir.Value, starts, sizes) -> ir.Value:
                             static_sizes, [1] * len(static_sizes)).result
 
 
-def _tile_buffer(shape, elem: ir.Type) -> ir.Value:
+def tile_buffer(shape, elem: ir.Type) -> ir.Value:
     return memref.AllocOp(ir.MemRefType.get(list(shape), elem), [], []).result
 
 
-def _as_tensor(buffer: ir.Value) -> ir.Value:
+def as_tensor(buffer: ir.Value) -> ir.Value:
     mtype = ir.MemRefType(buffer.type)
     ttype = ir.RankedTensorType.get(list(mtype.shape), mtype.element_type)
     return bufferization.ToTensorOp(ttype, buffer, restrict=True, writable=True).result
@@ -130,7 +130,7 @@ def block_load(ptr: PointerTensor, box: Optional[Box], other: Optional[ir.Value]
     affine = ptr.offsets.affine
     view = tile_view(ptr.buffer, affine.base, affine.strides, shape)
     elem = buffer_element_type(ptr.buffer)
-    tile = _tile_buffer(shape, elem)
+    tile = tile_buffer(shape, elem)
     if box is None:
         memref.copy(view, tile)
     else:
@@ -141,7 +141,7 @@ def block_load(ptr: PointerTensor, box: Optional[Box], other: Optional[ir.Value]
         fill_value = other if other is not None else zero(elem)
         _when_partial(starts, sizes, shape, lambda: _fill(tile, fill_value))
         memref.copy(sub_box(view, starts, sizes), sub_box(tile, starts, sizes))
-    return _as_tensor(tile)
+    return as_tensor(tile)
 
 
 def block_store(ptr: PointerTensor, value: ir.Value, box: Optional[Box]):

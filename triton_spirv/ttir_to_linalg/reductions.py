@@ -73,12 +73,105 @@ def _reduce_into(conv, op, inputs, inits, axis, rank):
 
 
 def dot(conv, op):
+    """`acc[m, n] += a[m, k] * b[k, n]` as a linalg.generic whose loops run m, k, n: the
+    innermost loop walks rows of `b` and `acc` contiguously, which a CPU compiler
+    vectorizes (the named linalg.matmul would put k innermost). A leading batch dim
+    (3-D dots) is one more parallel loop outside."""
     a, bm, acc = (conv.get_value(op, v).value for v in list(op.operands)[:3])
     rank = len(b.shape_of(a.type))
-    if rank == 2:
-        result = linalg.matmul(a, bm, outs=[acc])
-    elif rank == 3:
-        result = linalg.batch_matmul(a, bm, outs=[acc])
-    else:
+    if rank not in (2, 3):
         raise conv.error(op, f"tt.dot of rank-{rank} operands is not supported")
-    conv.set(op.results[0], Value(result))
+    batch = [ir.AffineDimExpr.get(0)] if rank == 3 else []
+    m, k, n = (ir.AffineDimExpr.get(d + rank - 2) for d in range(3))
+    loops = rank + 1
+    maps = [ir.AffineMap.get(loops, 0, batch + list(dims)) for dims in ((m, k), (k, n), (m, n))]
+    kinds = ["parallel"] * (rank - 2) + ["parallel", "reduction", "parallel"]
+    acc_type = b.element_type(acc.type)
+
+    def body(x, y, c):
+        return [_add(c, _mul(_widen(x, acc_type), _widen(y, acc_type)))]
+
+    generic = linalg.GenericOp(
+        result_tensors=[acc.type], inputs=[a, bm], outputs=[acc],
+        indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(mp) for mp in maps]),
+        iterator_types=b.iterator_types(kinds))
+    block = generic.regions[0].blocks.append(
+        b.element_type(a.type), b.element_type(bm.type), acc_type)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp(body(*block.arguments))
+    conv.set(op.results[0], Value(generic.result))
+
+
+def _widen(v: ir.Value, to: ir.Type) -> ir.Value:
+    """Converts a dot operand element to the accumulator type (fp16/bf16 -> f32,
+    i8 -> i32 sign-extended, as Triton's dot does)."""
+    from mlir.dialects import arith
+    if v.type == to:
+        return v
+    if isinstance(to, ir.FloatType):
+        if isinstance(v.type, ir.IntegerType):
+            return arith.sitofp(to, v)
+        return arith.extf(to, v) if v.type.width < to.width else arith.truncf(to, v)
+    return arith.extsi(to, v) if v.type.width < to.width else arith.trunci(to, v)
+
+
+def _mul(x, y):
+    from mlir.dialects import arith
+    return arith.mulf(x, y) if isinstance(x.type, ir.FloatType) else arith.muli(x, y)
+
+
+def _add(x, y):
+    from mlir.dialects import arith
+    return arith.addf(x, y) if isinstance(x.type, ir.FloatType) else arith.addi(x, y)
+
+
+# ---------------------------------------------------------------------------------------
+# tt.scan
+
+
+def scan(conv, op):
+    """tt.scan as sequential loops: for every position of the other dims, an scf.for
+    along `axis` carries the accumulators (one scalar per operand) and stores each
+    prefix into a result tile. `out[0] = x[0]`, `out[i] = combine(out[i-1], x[i])`;
+    `reverse` walks the axis from the end (Triton's interpreter flips, scans, flips)."""
+    from mlir.dialects import arith, memref, scf
+    from . import memory
+
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    reverse = "reverse" in op.attributes and ir.BoolAttr(op.attributes["reverse"]).value
+    inputs = [conv.get_value(op, v).value for v in op.operands]
+    shape = b.shape_of(inputs[0].type)
+    length = shape[axis]
+    elems = [b.element_type(v.type) for v in inputs]
+    tiles = [memory.tile_buffer(shape, e) for e in elems]
+    outer = [s for d, s in enumerate(shape) if d != axis]
+    combine = op.regions[0].blocks[0]
+
+    def position(indices, i):
+        coords = list(indices)
+        coords.insert(axis, i)
+        return coords
+
+    def along(i):
+        return arith.subi(b.const_index(length - 1), i) if reverse else i
+
+    def per_row(indices):
+        first = along(b.const_index(0))
+        accs = [tensor.extract(v, position(indices, first)) for v in inputs]
+        for acc, tile in zip(accs, tiles):
+            memref.store(acc, tile, position(indices, first))
+        loop = scf.ForOp(b.const_index(1), b.const_index(length), b.const_index(1), accs)
+        with ir.InsertionPoint(loop.body):
+            j = along(loop.induction_variable)
+            elements = [tensor.extract(v, position(indices, j)) for v in inputs]
+            for arg, value in zip(combine.arguments, list(loop.inner_iter_args) + elements):
+                conv.set(arg, Value(value))
+            results = []
+            conv.convert_region(combine, lambda rs: results.extend(r.value for r in rs))
+            for r, tile in zip(results, tiles):
+                memref.store(r, tile, position(indices, j))
+            scf.YieldOp(results)
+
+    memory._loop_nest(outer, per_row)
+    for old, tile in zip(op.results, tiles):
+        conv.set(old, Value(memory.as_tensor(tile)))
