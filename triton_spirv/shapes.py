@@ -20,10 +20,18 @@ function, written out per contract (`contract.host_source()`, printed by
   including integer arguments named like the symbol (`K` above);
 - no dimension is zero (a zero-size tile would be empty);
 - each tensor fits the kernel's index width (32-bit element offsets by default).
+
+The same generator serves the HLO frontend (`triton_spirv/hlo/compile.py`): there the
+contract also lists symbols given only as integer arguments (`free`), derived extents
+checked once the dimensions are known (`extents`: output sizes must be nonzero and fit
+the index width, launch grids must be nonzero and fit the launcher), and the generated
+`check` returns the dimension values (`returns_dims`), from which the host computes
+output shapes and launch grids.
 """
 from __future__ import annotations
 
 import keyword
+import math
 from dataclasses import dataclass
 from typing import Dict, List, Sequence, Tuple, Union
 
@@ -65,12 +73,29 @@ def parse_dim(spec: DimSpec, where: str) -> Dim:
     raise ShapeContractError(f"{where}: '{spec}' is not a dimension (an int, '?' or a name)")
 
 
+@dataclass(frozen=True)
+class Extent:
+    """A size derived from the dimensions, checked after them: `expr` is Python over
+    `dims` (the dict of dimension values), `text` how messages show it."""
+    label: str            # "output 'out0'", "launch grid of kernel 'k'"
+    expr: str             # "dims['M'] * dims['N']"
+    text: str             # "M*N"
+    limit: int            # the value must be below this
+    why: str              # what the limit is, for the message
+
+
+GRID_LIMIT = 2 ** 31 - 1   # program ids are i32 (launcher.launch.MAX_GRID_DIM)
+
+
 @dataclass
 class ShapeContract:
     kernel: str
     shapes: Dict[str, Tuple[Dim, ...]]
     scalars: Tuple[str, ...] = ()   # integer arguments named like a symbol
     index_bits: int = 32
+    free: Tuple[str, ...] = ()      # symbols given only as integer arguments
+    extents: Tuple[Extent, ...] = ()
+    returns_dims: bool = False      # `check` returns {symbol: value} instead of True
 
     @classmethod
     def make(cls, kernel: str, arg_names: Sequence[str], shapes: Dict[str, Sequence[DimSpec]],
@@ -103,6 +128,7 @@ class ShapeContract:
                     lines += _fail_if(f"{value} != {dim.size}",
                                       f"'{arg}' dimension {axis} must be {dim.size}, got {{{value}}}",
                                       self.kernel)
+                    continue    # a static size: checked above (and not 0: parse_dim)
                 lines += _fail_if(f"{value} == 0", f"dimension {axis} ('{dim}') of '{arg}' is 0; "
                                   "zero-size tiles are not allowed", self.kernel)
                 if dim.symbol is None:
@@ -121,7 +147,25 @@ class ShapeContract:
             lines += _fail_if(f"args[{name!r}] != {value}",
                               f"dimension '{name}' is not consistent: argument {name} = "
                               f"{{args[{name!r}]}}, {where} = {{{value}}}", self.kernel)
-        lines.append("    return True")
+        for name in self.free:
+            if name in first_seen:
+                continue
+            value = f"args[{name!r}]"
+            first_seen[name] = (f"argument {name}", value)
+            lines += _fail_if(f"{value} <= 0", f"dimension '{name}' is {{{value}}}; it must be "
+                              "positive (zero-size tiles are not allowed)", self.kernel)
+        if not (self.returns_dims or self.extents):
+            lines.append("    return True")
+            return "\n".join(lines) + "\n"
+        symbols = [name for name in first_seen]
+        lines.append("    dims = {" + ", ".join(f"{n!r}: {first_seen[n][1]}" for n in symbols) + "}")
+        for extent in self.extents:
+            lines.append(f"    value = {extent.expr}")
+            lines += _fail_if("value == 0", f"{extent.label} is 0 ({extent.text}); zero-size "
+                              "tiles are not allowed", self.kernel)
+            lines += _fail_if(f"value >= {extent.limit}", f"{extent.label} is {{value}} "
+                              f"({extent.text}); {extent.why}", self.kernel)
+        lines.append("    return dims" if self.returns_dims else "    return True")
         return "\n".join(lines) + "\n"
 
     def _rank_check(self, arg: str, dims) -> List[str]:
@@ -135,15 +179,35 @@ class ShapeContract:
 
     def _index_width_check(self, arg: str) -> List[str]:
         limit = 2 ** (self.index_bits - 1)
-        return _fail_if(f"args[{arg!r}].numel() >= {limit}",
-                        f"'{arg}' has {{args[{arg!r}].numel()}} elements; offsets would not fit the "
+        return _fail_if(f"numel(args[{arg!r}]) >= {limit}",
+                        f"'{arg}' has {{numel(args[{arg!r}])}} elements; offsets would not fit the "
                         f"kernel's {self.index_bits}-bit index width", self.kernel)
+
+    def index_limit_why(self) -> str:
+        return f"offsets would not fit the kernel's {self.index_bits}-bit index width"
 
     def compile(self):
         """The check function built from `host_source()`."""
-        namespace = {"ShapeCheckError": ShapeCheckError}
+        namespace = host_namespace()
         exec(compile(self.host_source(), f"<shape checks of {self.kernel}>", "exec"), namespace)
         return namespace["check"]
+
+
+def numel(array) -> int:
+    """Elements of a tensor or array (torch, numpy, or anything with `.shape`)."""
+    return math.prod(int(d) for d in array.shape)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+HOST_IMPORTS = "from triton_spirv.shapes import ShapeCheckError, cdiv, numel"
+
+
+def host_namespace() -> dict:
+    """The names generated host code uses (`HOST_IMPORTS` imports the same)."""
+    return {"ShapeCheckError": ShapeCheckError, "cdiv": cdiv, "numel": numel}
 
 
 def _fail_if(condition: str, message: str, kernel: str) -> List[str]:

@@ -9,11 +9,16 @@ Data flows one way: HLO text (reader.py) -> HLO objects -> partitioned subgraph
 functions (partitioner.py) -> MLIR on tensors built by the emitter chosen by hero
 analysis (emitters/, elemental.py, indexing.py) -> the seed's passes and the shared
 Linalg -> memref pipeline (passes.py) -> emitter_opencl -> launcher (runtime.py).
+
+Shapes may use `?` and named dimensions (`f32[M,K]`, dynamic.py): one compiled kernel
+serves every size; shapes are checked at compile time (dynamic.py) and, before each
+launch, by generated host code (host.py; `triton_spirv.ShapeCheckError`).
 """
-from .errors import HloError, HloParseError, HloUnsupportedError
+from .errors import HloError, HloParseError, HloShapeError, HloUnsupportedError
 from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
 
 __all__ = ["HloComputation", "HloError", "HloInstruction", "HloModule", "HloParseError",
+           "HloShapeError",
            "HloUnsupportedError", "ModuleRunner", "compile_fusion", "read_hlo",
            "read_hlo_file", "run_hlo", "run_hlo_file"]
 

@@ -5,9 +5,12 @@
 
 `run` reads the entry parameters from the .npz (by parameter name, else `arg0`,
 `arg1`, ... in order) and writes the outputs as `out0`, `out1`, ... (bf16 outputs
-widened to float32). `emit` writes one .cl per kernel and `report.txt` (per fusion:
-partitions, emitter, indexing maps, launch shape); `--stages` also writes each pass's
-IR (`<kernel>.<stage>.mlir`).
+widened to float32). `emit` writes one .cl per kernel, the generated host code of each
+fusion (`<fusion>.host_checks.py`: shape checks, output shapes and launch grids, run
+before every launch; `--host` also prints it) and `report.txt` (per fusion: partitions,
+emitter, indexing maps, launch shape); `--stages` also writes each pass's IR
+(`<kernel>.<stage>.mlir`). Shapes may use `?` and named dimensions (`f32[M,K]`): one
+kernel serves every size.
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ def add_hlo_commands(subparsers) -> None:
     emit.add_argument("module", help="HLO text file")
     emit.add_argument("-o", "--output", required=True, help="output directory")
     emit.add_argument("--stages", action="store_true", help="also write each pass's IR")
+    emit.add_argument("--host", action="store_true",
+                      help="print the generated host code (shape checks, launch grids)")
     emit.set_defaults(func=_emit_command)
 
 
@@ -87,6 +92,10 @@ def _emit_command(args) -> int:
             for stage, text in kernel.stages.items():
                 with open(os.path.join(args.output, f"{kernel.name}.{stage}.mlir"), "w") as f:
                     f.write(text)
+        with open(os.path.join(args.output, f"{fusion.name}.host_checks.py"), "w") as f:
+            f.write(fusion.host_source)
+        if args.host:
+            print(f"# {fusion.name}.host_checks.py\n{fusion.host_source}")
     with open(os.path.join(args.output, "report.txt"), "w") as f:
         f.write("\n\n".join(reports) + "\n")
     print(f"{sum(len(f.kernels) for f in fusions)} kernels of {len(fusions)} fusions "

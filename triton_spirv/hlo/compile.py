@@ -1,6 +1,20 @@
 """HLO module -> kernels: each fusion (and each unfused instruction, wrapped as a
 one-instruction fusion) goes through hero analysis, its emitter, the pass pipeline
 (passes.py), the OpenCL emitter and the OpenCL build.
+
+Each compiled fusion also has its *host code*: Python source generated from its shapes
+by the shape-contract generator (`triton_spirv/shapes.py`), run before every launch:
+
+    dims = check(args)      # args: {parameter or output name: array}; raises
+                            # ShapeCheckError before anything runs
+    output_shapes(dims)     # the shape of each output
+    launch(dims)            # the grid (work-groups) of each kernel
+
+`triton-spirv hlo emit` writes it next to the .cl as `<fusion>.host_checks.py`.
+
+Compiled fusions are cached in the process, keyed on the fusion's text with its
+(resolved) shapes: one kernel compiled for `f32[?,512,D]` serves every size, and
+`compilations()` counts the compilations actually done.
 """
 from __future__ import annotations
 
@@ -34,6 +48,46 @@ class CompiledFusion:
     computation: object
     kernels: list[CompiledKernel]
     report: FusionReport
+    symbols: list[str] = field(default_factory=list)      # dynamic dimensions
+    param_names: list[str] = field(default_factory=list)  # host-check argument names
+    output_names: list[str] = field(default_factory=list)
+    host_source: str = ""                                 # generated host code
+    host: dict = field(default_factory=dict)              # check, output_shapes, launch
+
+    @property
+    def dynamic(self) -> bool:
+        return bool(self.symbols)
+
+
+_CACHE: dict = {}
+_COUNT = [0]
+
+
+def compilations() -> int:
+    """How many fusions this process has compiled (cache hits do not count)."""
+    return _COUNT[0]
+
+
+def fusion_key(computation) -> str:
+    """The text of a fused computation and the computations it calls, with resolved
+    shapes, layouts, attributes and source lines: equal keys compile alike."""
+    lines, seen = [], set()
+
+    def add(comp):
+        if comp.name in seen:
+            return
+        seen.add(comp.name)
+        lines.append(f"{comp.name} {{")
+        for i in comp.instructions:
+            attrs = ",".join(f"{k}={v}" for k, v in sorted(i.attrs.items()) if k != "metadata")
+            lines.append(f"{'ROOT ' if i.is_root else ''}{i.name}={i.shape!r} {i.opcode}("
+                         f"{','.join(o.name for o in i.operands)}) {attrs} {i.literal} "
+                         f"{i.parameter_number} @{i.line}:{i.column}")
+            for c in i.called:
+                add(c)
+        lines.append("}")
+    add(computation)
+    return "\n".join(lines)
 
 
 def source_file_for(module) -> str:
@@ -64,7 +118,17 @@ def build_fusion(name: str, computation, source_path: str | None) -> tuple[Fusio
 
 def compile_fusion(name: str, computation, source_path: str | None = None,
                    keep_stages: bool = False, build: bool = True) -> CompiledFusion:
+    key = (name, source_path, keep_stages, fusion_key(computation))
+    found = _CACHE.get(key)
+    if found is None:
+        found = _CACHE[key] = _compile_fusion(name, computation, source_path, keep_stages)
+    return found
+
+
+def _compile_fusion(name: str, computation, source_path: str | None,
+                    keep_stages: bool) -> CompiledFusion:
     from emitter_opencl import emit_opencl
+    _COUNT[0] += 1
 
     with ir.Context(), ir.Location.unknown():
         builder, plans = build_fusion(name, computation, source_path)
@@ -77,8 +141,24 @@ def compile_fusion(name: str, computation, source_path: str | None = None,
             kernels.append(CompiledKernel(plan.name, plan, emitted.source, emitted.arg_types,
                                           emitted.local_size, emitted.local_mem_bytes, stages))
             plan.module = None   # the MLIR objects die with this context
-    return CompiledFusion(name, computation, kernels, builder.report)
+    fusion = CompiledFusion(name, computation, kernels, builder.report,
+                            symbols=list(builder.symbols))
+    from .host import attach_host_code
+    attach_host_code(fusion, builder)
+    return fusion
+
+
+# OpenCL C builtin functions an HLO instruction may be named after (`%dot`, `%tanh`):
+# a kernel of that name does not build under every OpenCL compiler (PoCL renames it).
+_CL_BUILTINS = frozenset("""
+dot cross length distance normalize fast_length fast_distance fast_normalize sign clamp
+mix step smoothstep degrees radians all any select bitselect shuffle shuffle2 mad hypot
+remainder remquo fract modf frexp ldexp nan sincos tanh tan sin cos exp log sqrt rsqrt
+abs max min floor ceil round trunc pow erf erfc atan2 fabs fmod fma clz popcount rotate
+upsample mul24 mad24 add_sat sub_sat hadd rhadd abs_diff convert barrier
+""".split())
 
 
 def kernel_name(instr) -> str:
-    return "".join(c if c.isalnum() else "_" for c in instr.name)
+    name = "".join(c if c.isalnum() else "_" for c in instr.name)
+    return f"k_{name}" if name in _CL_BUILTINS else name

@@ -42,7 +42,30 @@ def compute_type(et: ElementType) -> ir.Type:
 
 
 def tensor_type(shape) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(list(shape.dims), storage_type(shape.element))
+    dyn = ir.ShapedType.get_dynamic_size()
+    return ir.RankedTensorType.get([d if isinstance(d, int) else dyn for d in shape.dims],
+                                   storage_type(shape.element))
+
+
+class DimKey(str):
+    """The key of a dynamic dimension's index value in a `tensors` dict (next to the
+    parameter tensors, so that it travels wherever they do)."""
+
+    def __hash__(self):
+        return hash(("dim", str(self)))
+
+    def __eq__(self, other):
+        return isinstance(other, DimKey) and str.__eq__(self, other)
+
+
+def dim_value(tensors, d) -> ir.Value:
+    """A dimension (int or symbol) as an index value."""
+    if isinstance(d, int):
+        return const_index(d)
+    try:
+        return tensors[DimKey(d)]
+    except (KeyError, TypeError):
+        raise HloUnsupportedError(f"dynamic dimension '{d}' has no value here") from None
 
 
 def index_type() -> ir.Type:
@@ -560,6 +583,10 @@ class Elemental:
     def scalar(self, instr, indices) -> ir.Value:
         return self.value(instr, indices)[0]
 
+    def dim(self, d) -> ir.Value:
+        """A dimension (int or symbol) as an index value."""
+        return dim_value(self.tensors, d)
+
     def _emit(self, instr, indices) -> list[ir.Value]:
         if instr in self.injected:
             return list(self.injected[instr])
@@ -678,13 +705,15 @@ class Elemental:
 # ---------------------------------------------------------------------------
 
 
-def _loop_nest(extents: list[int], inits: list[ir.Value], body) -> list[ir.Value]:
-    """Nested scf.for over `extents` carrying `inits`; body(ivs, carried) -> new."""
+def _loop_nest(extents: list, inits: list[ir.Value], body) -> list[ir.Value]:
+    """Nested scf.for over `extents` (ints or index values) carrying `inits`;
+    body(ivs, carried) -> new."""
     if not extents:
         return list(body([], inits))
 
     def level(k, ivs, carried):
-        loop = scf.ForOp(const_index(0), const_index(extents[k]), const_index(1), carried)
+        upper = const_index(extents[k]) if isinstance(extents[k], int) else extents[k]
+        loop = scf.ForOp(const_index(0), upper, const_index(1), carried)
         with ir.InsertionPoint(loop.body):
             new_ivs = ivs + [loop.induction_variable]
             inner = list(loop.inner_iter_args)
@@ -719,7 +748,7 @@ def _reduce(em: Elemental, instr, indices) -> list[ir.Value]:
             vals = [em.scalar(x, full) for x in inputs]
             return em.apply_computation(reducer, list(accs) + vals)
         return em.in_region(step)
-    return _loop_nest([in_shape.dims[d] for d in reduced], init_values, body)
+    return _loop_nest([_extent(em, in_shape.dims[d]) for d in reduced], init_values, body)
 
 
 def _reduce_window(em: Elemental, instr, indices) -> list[ir.Value]:
@@ -793,7 +822,11 @@ def _dot(em: Elemental, instr, indices) -> list[ir.Value]:
                 return [arith.addf(accs[0], arith.mulf(a, b))]
             return [arith.addi(accs[0], arith.muli(a, b))]
         return em.in_region(step)
-    return _loop_nest([lhs.shape.dims[d] for d in lc], [zero], body)
+    return _loop_nest([_extent(em, lhs.shape.dims[d]) for d in lc], [zero], body)
+
+
+def _extent(em: Elemental, d):
+    return d if isinstance(d, int) else em.dim(d)
 
 
 def _iota(em: Elemental, instr, indices) -> list[ir.Value]:

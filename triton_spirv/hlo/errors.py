@@ -22,6 +22,11 @@ class HloUnsupportedError(HloError):
     """A well-formed module that uses something this frontend does not lower."""
 
 
+class HloShapeError(HloError):
+    """Shapes that cannot agree (rank mismatch, two different names or sizes for one
+    dimension, a dynamic size no ENTRY parameter gives), found at compile time."""
+
+
 def where(instr) -> str:
     """`%name (opcode) in computation C, line N` for messages."""
     comp = instr.computation.name if instr.computation is not None else "?"

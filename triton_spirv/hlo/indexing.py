@@ -291,7 +291,7 @@ class IndexingMap:
 
 
 def identity_map(dims) -> IndexingMap:
-    return IndexingMap([(0, d - 1) for d in dims], [Dim(i) for i in range(len(dims))])
+    return IndexingMap(dim_ranges(dims), [Dim(i) for i in range(len(dims))])
 
 
 def linearize(indices: list[Expr], dims) -> Expr:
@@ -326,13 +326,18 @@ def operand_map(instr, operand_index: int) -> IndexingMap | None:
     if out_dims is not None and is_elementwise(instr):
         operand = instr.operands[operand_index]
         if operand.shape.rank == 0 and len(out_dims) > 0:   # scalar operands (clamp)
-            return IndexingMap([(0, d - 1) for d in out_dims], [])
+            return IndexingMap(dim_ranges(out_dims), [])
         return identity_map(out_dims)
     return None
 
 
 def _out_ranges(instr) -> list[tuple[int, int]]:
-    return [(0, d - 1) for d in instr.shape.dims]
+    return dim_ranges(instr.shape.dims)
+
+
+def dim_ranges(dims) -> list[tuple[int, object]]:
+    """[0, d - 1] per dimension; a dynamic dimension's upper bound is symbolic ("M - 1")."""
+    return [(0, d - 1 if isinstance(d, int) else f"{d} - 1") for d in dims]
 
 
 def _transpose(instr, i) -> IndexingMap:
@@ -349,6 +354,15 @@ def _broadcast(instr, i) -> IndexingMap:
 
 def _reshape(instr, i) -> IndexingMap:
     out_dims, in_dims = instr.shape.dims, instr.operands[0].shape.dims
+    if not (instr.shape.is_static and instr.operands[0].shape.is_static):
+        # Dynamic shapes (dynamic.py allows only adding or removing unit dimensions):
+        # the i-th dimension that is not 1 reads the operand's i-th such dimension.
+        kept = [k for k, d in enumerate(out_dims) if d != 1]
+        results = []
+        it = iter(kept)
+        for d in in_dims:
+            results.append(Const(0) if d == 1 else Dim(next(it)))
+        return IndexingMap(_out_ranges(instr), results)
     linear = linearize([Dim(k) for k in range(len(out_dims))], out_dims)
     return IndexingMap(_out_ranges(instr), delinearize(linear, in_dims))
 
@@ -357,7 +371,8 @@ def _bitcast(instr, i) -> IndexingMap:
     """A bitcast reinterprets the physical layout: output logical index -> physical
     linear index (output layout) -> input logical index (input layout)."""
     out_shape, in_shape = instr.shape, instr.operands[0].shape
-    if out_shape.has_default_layout and in_shape.has_default_layout:
+    if (out_shape.has_default_layout and in_shape.has_default_layout) or not \
+            (out_shape.is_static and in_shape.is_static):
         return _reshape(instr, i)
     out_major = list(reversed(out_shape.minor_to_major))
     in_major = list(reversed(in_shape.minor_to_major))
@@ -483,3 +498,32 @@ def thread_map(threads: int, blocks: int, vector: int, dims) -> IndexingMap:
     return IndexingMap([(0, threads - 1), (0, blocks - 1)], delinearize(linear, dims),
                        symbol_ranges=[(0, vector - 1)], constraints=constraints,
                        dim_names=["th_x", "bl_x"], symbol_names=["vector_index"])
+
+
+class DynamicThreadMap:
+    """The loop emitter's map when the output shape has dynamic dimensions: the linear
+    index is delinearized by sizes that are symbols, which an affine map cannot divide
+    by, so the map is kept as (linear index, dims) and printed in the same notation."""
+
+    def __init__(self, threads: int, blocks, vector: int, dims, total):
+        self.threads, self.blocks, self.vector = threads, blocks, vector
+        self.dims, self.total = list(dims), total
+
+    @property
+    def symbols(self) -> list[str]:
+        return [d for d in self.dims if not isinstance(d, int)]
+
+    def __str__(self) -> str:
+        linear = f"bl_x * {self.threads * self.vector} + th_x * {self.vector} + vector_index"
+        by = ", ".join(str(d) for d in self.dims)
+        syms = ", ".join(["vector_index"] + self.symbols)
+        domain = [f"th_x in [0, {self.threads - 1}]", f"bl_x in [0, {self.blocks} - 1]",
+                  f"vector_index in [0, {self.vector - 1}]"]
+        domain += [f"{s} in [1, inf)" for s in self.symbols]
+        domain.append(f"{linear} in [0, {self.total} - 1]")
+        return (f"(th_x, bl_x)[{syms}] -> delinearize({linear}, ({by})), domain: "
+                + ", ".join(domain))
+
+
+def dynamic_thread_map(threads, blocks, vector, dims, total) -> DynamicThreadMap:
+    return DynamicThreadMap(threads, blocks, vector, dims, total)

@@ -66,6 +66,9 @@ def flatten_tensors(module: ir.Module) -> None:
         if ir.RankedTensorType(flat.type).rank != 1:
             continue
         dims = ir.RankedTensorType(source.type).shape
+        # Dynamic dimensions (dynamic shapes): the expand_shape's output_shape operands,
+        # in order, stand for the dimensions marked dynamic in the type.
+        dynamic = list(owner.operands)[1:] if owner.name == "tensor.expand_shape" else []
         indices = list(op.operands)[1:]
         with ir.InsertionPoint(op), op.location:
             if len(indices) == 0:
@@ -74,7 +77,7 @@ def flatten_tensors(module: ir.Module) -> None:
                 linear = indices[0]
             else:
                 from mlir.dialects import affine
-                linear = affine.linearize_index(indices, [], list(dims), disjoint=True)
+                linear = affine.linearize_index(indices, dynamic, list(dims), disjoint=True)
             new = tensor.extract(flat, [linear])
         op.results[0].replace_all_uses_with(new)
         op.erase()

@@ -21,6 +21,7 @@ from .shapes import ELEMENT_TYPES, OPAQUE_TYPES, Shape
 
 _NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")
 _INT = re.compile(r"-?\d+")
+_DIM_NAME = re.compile(r"[A-Za-z_]\w*")
 _SECTION_ENTRY = re.compile(r"\d+\s")
 # Sections XLA prints between the header and the computations (stack-frame tables).
 _SECTIONS = {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
@@ -300,11 +301,22 @@ class _Reader:
             if bounded:
                 self.pos += 2
             m = _INT.match(self.text, self.pos)
-            if not m:
-                raise self.error("expected a dimension size")
-            dims.append(int(m.group()))
+            if m:
+                dims.append(int(m.group()))
+            elif not bounded and self.text.startswith("?", self.pos):
+                # Extension of HLO text: an anonymous dynamic dimension.
+                dims.append("?")
+                self.pos += 1
+                m = None
+            else:
+                # Extension of HLO text: a named symbolic dimension (f32[M,K]).
+                m = _DIM_NAME.match(self.text, self.pos)
+                if bounded or not m:
+                    raise self.error("expected a dimension size, '?' or a dimension name")
+                dims.append(m.group())
             dynamic.append(bounded)
-            self.pos = m.end()
+            if m is not None:
+                self.pos = m.end()
             if self.peek(","):
                 self.pos += 1
         self.pos += 1

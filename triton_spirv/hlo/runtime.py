@@ -9,6 +9,12 @@ evaluate their computations (the loop and branch decisions are taken on the host
 Kernels go through the Triton backend's launcher (`launcher.OpenCLLauncher`) with a
 thin adapter: the signature is made from the kernel's buffers ("*fp32", "*bf16", ...).
 Host arrays are numpy arrays in storage form (bf16 as uint16 bit patterns).
+
+Dynamic shapes: the ENTRY parameters' arrays give the dimensions (the generated entry
+check, host.py), outputs are allocated from them, and before each launch the fusion's
+generated host code checks its arrays and computes the grid; dimensions are passed as
+`long` kernel arguments after the buffers. A failed check raises `ShapeCheckError`
+before anything runs.
 """
 from __future__ import annotations
 
@@ -89,11 +95,19 @@ class ModuleRunner:
     """Compiles (lazily, once) and runs an HLO module."""
 
     def __init__(self, module: HloModule, keep_stages: bool = False):
+        from .dynamic import check_module_shapes, module_is_dynamic
+        check_module_shapes(module)    # compile-time shape checks (ranks, names, sizes)
         self.module = module
         self.source_path = source_file_for(module)
         self.keep_stages = keep_stages
         self.fusions: dict[HloInstruction, CompiledFusion] = {}
-        self._launchables: dict[int, _Launchable] = {}
+        self.dynamic = module_is_dynamic(module)
+        self._entry_check = None
+        if self.dynamic:
+            from .host import entry_contract
+            self.entry_contract = entry_contract(module)
+            self._entry_check = self.entry_contract.compile()
+        self._dims: dict = {}
 
     # -- compiling -----------------------------------------------------------
 
@@ -131,22 +145,40 @@ class ModuleRunner:
 
     # -- running -------------------------------------------------------------
 
-    def run(self, inputs, bf16_as: str = "float32"):
+    def run(self, inputs, bf16_as: str = "float32", out=None):
         """Runs the entry computation; returns a list of output arrays (one per leaf
-        of the result shape)."""
+        of the result shape). `out`: arrays (storage dtype, C-contiguous) that the
+        kernels computing the ENTRY root write into; they are returned."""
         params = self.module.entry.parameters
         if len(inputs) != len(params):
             raise HloUnsupportedError(f"entry computation {self.module.entry.name} takes "
                                       f"{len(params)} parameters, got {len(inputs)} inputs")
         args = [to_storage(v, p.shape.element) for v, p in zip(inputs, params)]
-        for value, p in zip(args, params):
-            if tuple(value.shape) != tuple(p.shape.dims):
-                raise HloUnsupportedError(f"input for %{p.name} has shape {value.shape}, "
-                                          f"expected {p.shape}")
-        result = self.evaluate(self.module.entry, args)
+        if self._entry_check is not None:
+            self._dims = self._entry_check({p.name: a for p, a in zip(params, args)})
+        else:
+            for value, p in zip(args, params):
+                if tuple(value.shape) != tuple(p.shape.dims):
+                    raise HloUnsupportedError(f"input for %{p.name} has shape {value.shape}, "
+                                              f"expected {p.shape}")
+        self._out = list(out) if out is not None else None
+        try:
+            result = self.evaluate(self.module.entry, args)
+        finally:
+            self._out = None
         leaves = _leaves(result)
         shapes = self.module.entry.root.shape.leaves()
+        if out is not None:
+            for target, value in zip(out, leaves):
+                if target is not value and target.base is not value and \
+                        value.base is not target:
+                    np.copyto(target, value.reshape(target.shape))
+            return list(out)
         return [from_storage(a, s.element, bf16_as) for a, s in zip(leaves, shapes)]
+
+    def concrete(self, shape) -> tuple[int, ...]:
+        """A shape's dims with the dynamic ones given by this run's parameters."""
+        return tuple(d if isinstance(d, int) else int(self._dims[d]) for d in shape.dims)
 
     def evaluate(self, computation: HloComputation, args: list):
         values: dict = {}
@@ -170,14 +202,16 @@ class ModuleRunner:
         if op == "after-all":
             return ()
         if op == "bitcast" and is_noop_bitcast(instr):
-            return operands[0].reshape(instr.shape.dims)
+            return operands[0].reshape(self.concrete(instr.shape))
         if op == "call":
             return self.evaluate(instr.called_computation(), operands)
         if op == "while":
             return self._while(instr, operands[0])
         if op == "conditional":
             return self._conditional(instr, operands)
-        return self._run_kernels(instr, operands)
+        targets = self._out if (self._out is not None and instr.is_root and
+                                instr.computation is self.module.entry) else None
+        return self._run_kernels(instr, operands, targets)
 
     def _while(self, instr, state):
         condition = instr.called[0] if "condition" in instr.attrs and \
@@ -198,8 +232,10 @@ class ModuleRunner:
                 index = len(branches) - 1
         return self.evaluate(branches[index], [operands[1 + index]])
 
-    def _run_kernels(self, instr, operands):
+    def _run_kernels(self, instr, operands, targets=None):
         fusion = self.fusion_for(instr)
+        if fusion.dynamic or targets is not None:
+            return self._run_checked(instr, fusion, operands, targets)
         computation = fusion.computation
         params = [_contiguous(a) for a in operands]
         outputs = []
@@ -233,11 +269,70 @@ class ModuleRunner:
             return tuple(shaped)
         return shaped[0]
 
-    def _launch(self, kernel, args) -> None:
-        entry = self._launchables.get(id(kernel))
+    def _run_checked(self, instr, fusion, operands, targets):
+        """A launch through the fusion's generated host code: check, allocate, launch."""
+        from .emitters.base import fusion_outputs, leaf_shape
+        params = [_contiguous(a) for a in operands]
+        shapes = [leaf_shape(r, l) for r, l in fusion_outputs(fusion.computation)]
+        args = dict(zip(fusion.param_names, params))
+        args.update({sym: self._dims[sym] for sym in fusion.symbols if sym in self._dims})
+        if targets is None:
+            # Check first with the shapes the outputs will have (an output too large
+            # for the index width fails here, before it is allocated).
+            planned = [_ShapeOnly(self.concrete(s)) for s in shapes]
+            fusion.host["check"]({**args, **dict(zip(fusion.output_names, planned))})
+            outputs = [np.empty(p.shape, dtype=np.dtype(s.element.numpy))
+                       for p, s in zip(planned, shapes)]
+        else:
+            outputs = list(targets)
+            for k, (o, s) in enumerate(zip(outputs, shapes)):
+                if not isinstance(o, np.ndarray) or o.dtype != np.dtype(s.element.numpy) \
+                        or not o.flags.c_contiguous:
+                    raise HloUnsupportedError(
+                        f"out[{k}] must be a C-contiguous numpy array of dtype "
+                        f"{np.dtype(s.element.numpy)} for {s}")
+        args.update(zip(fusion.output_names, outputs))
+        dims = fusion.host["check"](args)
+        grids = fusion.host["launch"](dims)
+        constants = {}
+        for kernel in fusion.kernels:
+            call = []
+            for ref in kernel.plan.buffers:
+                if ref.kind == "dim":
+                    call.append(int(dims[ref.key]))
+                    continue
+                if ref.kind == "param":
+                    array = params[ref.key]
+                elif ref.kind == "const":
+                    if ref.key not in constants:
+                        constants[ref.key] = to_storage(literal_array(ref.key), ref.element)
+                    array = constants[ref.key]
+                else:
+                    array = outputs[ref.key]
+                if array.size == 0:
+                    array = np.zeros(1, dtype=array.dtype)
+                call.append(_HostArray(array))
+            grid = int(grids[kernel.name])
+            if grid > 0 and all(o.size > 0 for o in outputs):
+                self._launch(kernel, call, grid)
+        if instr.shape.is_tuple:
+            return tuple(outputs)
+        return outputs[0]
+
+    def _launch(self, kernel, args, grid=None) -> None:
+        entry = kernel._launcher
         if entry is None:
-            entry = self._launchables[id(kernel)] = _make_launchable(kernel)
-        entry.launcher(kernel.plan.grid, 1, 1, None, entry.handle, None, None, None, None, *args)
+            entry = kernel._launcher = _make_launchable(kernel)
+        entry.launcher(kernel.plan.grid if grid is None else grid, 1, 1, None, entry.handle,
+                       None, None, None, None, *args)
+
+
+class _ShapeOnly:
+    """An output not allocated yet, as the generated checks see it (its shape)."""
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
 
 
 def _make_launchable(kernel) -> _Launchable:
@@ -248,7 +343,8 @@ def _make_launchable(kernel) -> _Launchable:
     clbin = opencl_to_clbin(kernel.source, metadata)
     _program, handle, *_ = load_binary(kernel.name, clbin)
     names = [ref.name for ref in kernel.plan.buffers]
-    signature = {n: "*" + ref.element.launcher for n, ref in zip(names, kernel.plan.buffers)}
+    signature = {n: "i64" if ref.kind == "dim" else "*" + ref.element.launcher
+                 for n, ref in zip(names, kernel.plan.buffers)}
     src = types.SimpleNamespace(signature=signature, constants={},
                                 fn=types.SimpleNamespace(arg_names=names), name=kernel.name)
     launcher = OpenCLLauncher(src, types.SimpleNamespace(name=kernel.name))
@@ -285,7 +381,8 @@ def wrap_instruction(instr) -> HloComputation:
     for operand in instr.operands:
         if operand in params:
             continue
-        p = HloInstruction(f"{operand.name}_param", "parameter", operand.shape, [], {},
+        # Named after the operand, so that shape-check messages name the HLO values.
+        p = HloInstruction(operand.name, "parameter", operand.shape, [], {},
                            operand.line, operand.column, parameter_number=len(params))
         p.computation = comp
         params[operand] = p

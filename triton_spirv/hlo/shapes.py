@@ -65,9 +65,17 @@ ELEMENT_TYPES = {t.name: t for t in (
 OPAQUE_TYPES = ("token", "opaque")
 
 
+def is_static_dim(d) -> bool:
+    return isinstance(d, int)
+
+
 @dataclass(frozen=True)
 class Shape:
-    """An array shape (`f32[2,3]{1,0}`) or a tuple of shapes."""
+    """An array shape (`f32[2,3]{1,0}`) or a tuple of shapes.
+
+    A dimension is an int (static), or a str: a named symbolic dimension (`f32[M,K]`) or
+    `"?"` (anonymous) as written in the text. `dynamic_shapes.check_module_shapes` gives
+    each anonymous dimension the name of its class (`"?1"`, `"?2"`, ...)."""
     element: ElementType | None = None
     dims: tuple[int, ...] = ()
     layout: tuple[int, ...] | None = None          # minor-to-major, when printed
@@ -84,7 +92,26 @@ class Shape:
         return len(self.dims)
 
     @property
+    def is_static(self) -> bool:
+        if self.is_tuple:
+            return all(s.is_static for s in self.tuple_shapes)
+        return all(isinstance(d, int) for d in self.dims)
+
+    @property
+    def symbols(self) -> list[str]:
+        """The symbolic dimensions, in order of appearance (tuple leaves included)."""
+        found: list[str] = []
+        for leaf in self.leaves():
+            for d in leaf.dims:
+                if not isinstance(d, int) and d not in found:
+                    found.append(d)
+        return found
+
+    @property
     def size(self) -> int:
+        if not self.is_static:
+            raise TypeError(f"shape {self} has dynamic dimensions: its size is known only at "
+                            f"run time")
         return prod(self.dims)
 
     @property

@@ -15,10 +15,13 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
+from math import prod
+
 from ..elemental import const_index
-from ..indexing import thread_map
-from .base import (FusionBuilder, apply_linear, cdiv, check_same_size, cmp_lt,
-                   delinearize, leaf_shape, to_storage)
+from ..indexing import dynamic_thread_map, thread_map
+from .base import (FusionBuilder, HostSize, apply_linear, cdiv, check_same_size, cmp_lt,
+                   delinearize, host_cdiv, host_product, index_product, leaf_shape,
+                   to_storage)
 
 THREADS = 128
 
@@ -28,6 +31,16 @@ def vector_width(size: int) -> int:
         if size % v == 0 and size >= v * 8:
             return v
     return 1
+
+
+def dynamic_launch_shape(dims) -> tuple[int, HostSize, int, HostSize]:
+    """(threads, blocks, vector, size) for a dynamic output shape: the vector width
+    divides the static part of the size (so every size is a multiple of it); the grid
+    is computed on the host from the dimensions."""
+    static = prod(d for d in dims if isinstance(d, int))
+    vector = next((v for v in (4, 2) if static % v == 0), 1)
+    size = host_product(dims)
+    return THREADS, host_cdiv(size, THREADS * vector), vector, size
 
 
 def launch_shape(size: int) -> tuple[int, int, int]:
@@ -43,15 +56,23 @@ def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str =
     `value_fn(root, indices, tensors)` gives a root's leaves (default: its function)."""
     outputs = outputs if outputs is not None else builder.outputs
     size = check_same_size(outputs, builder.name)
-    threads, blocks, vector = launch_shape(size)
     first_shape = leaf_shape(*outputs[0])
+    if size is None:     # dynamic shapes
+        threads, blocks, vector, total = dynamic_launch_shape(first_shape.dims)
+        index_map = dynamic_thread_map(threads, blocks, vector, first_shape.dims, total)
+    else:
+        threads, blocks, vector = launch_shape(size)
+        total = size
+        index_map = thread_map(threads, blocks, vector, first_shape.dims)
     builder.report.launch.append(
         f"{builder.name}{'_' + suffix if suffix else ''}: grid {blocks} x local "
-        f"{threads} work-items, {vector} elements per work-item ({size} elements)")
-    builder.report.maps.append(str(thread_map(threads, blocks, vector, first_shape.dims)))
+        f"{threads} work-items, {vector} elements per work-item ({total} elements)")
+    builder.report.maps.append(str(index_map))
     value_fn = value_fn or builder.root_values
     with builder.kernel(suffix, threads) as k:
         base = apply_linear([(k.block_id, threads * vector), (k.thread_id, vector)])
+        size_value = const_index(size) if size is not None else \
+            index_product(first_shape.dims, k.tensors)
         slots = [builder.outputs.index((r, leaf)) for r, leaf in outputs]
         carried = [k.outputs[s] for s in slots]
 
@@ -63,13 +84,14 @@ def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str =
                 shape = leaf_shape(root, leaf)
                 key = (id(root), shape.dims)
                 if key not in cache:
-                    cache[key] = value_fn(root, delinearize(linear, shape.dims), k.tensors)
+                    cache[key] = value_fn(root, delinearize(linear, shape.dims, k.tensors),
+                                          k.tensors)
                 value = to_storage(cache[key][leaf], shape.element)
                 new[n] = tensor.insert(value, new[n], [linear])
             return new
 
-        exact = size % vector == 0
-        guard = cmp_lt(base, const_index(size))
+        exact = size is None or size % vector == 0
+        guard = cmp_lt(base, size_value)
         results = _guarded(guard, carried, lambda: _vector_loop(vector, carried, body, exact, size))
         final = list(k.outputs)
         for s, r in zip(slots, results):

@@ -25,8 +25,9 @@ from ..elemental import Elemental, const_index, reduce_operands
 from ..indexing import Dim, IndexingMap, Sym, add, mul
 from ..partitioner import output_roots
 from . import EmitterChoice, reaches_through_elementwise
-from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, leaf_shape,
-                   linearize, named, to_storage)
+from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, host_cdiv,
+                   host_mul, host_product, index_product, leaf_shape, linearize, named,
+                   to_storage, HostSize)
 
 COLUMNS, COLUMN_ROWS = 32, 8
 
@@ -68,25 +69,36 @@ def try_reduction(computation):
         return None
     forced = list(heroes) + [o for h in heroes for o in h.operands]
     k1, r, k2 = _layout(heroes[0])
+    if any(not isinstance(d, int) for d in k2):
+        return None   # dynamic columns: the loop emitter (one loop per output element)
     kind = "column" if prod(k2) > 1 else "row"
     return EmitterChoice("reduction", heroes, forced,
                          lambda b: emit_reduction(b, heroes), f"{kind} reduction")
 
 
 def emit_reduction(builder: FusionBuilder, heroes) -> None:
+    """K1 and R may be dynamic (host sizes; the kernel reads them from its dimension
+    arguments); K2 is static (dynamic columns go to the loop emitter)."""
     k1, red, k2 = _layout(heroes[0])
-    K1, R, K2 = prod(k1), prod(red), prod(k2)
+    K1, R, K2 = host_product(k1), host_product(red), prod(k2)
     if K2 > 1:
         _column(builder, heroes, (k1, red, k2), K1, R, K2)
     else:
         _row(builder, heroes, (k1, red, k2), K1, R)
 
 
-def _threads_for_row(R: int) -> int:
+def _threads_for_row(R) -> int:
+    if R.static is None:
+        return 128     # any row length: enough work-items for long rows
     threads = 32
-    while threads < R and threads < 256:
+    while threads < R.static and threads < 256:
         threads *= 2
     return threads
+
+
+def _hi(size, minus: int = 1):
+    """The upper bound `size - 1` of a domain, symbolic for dynamic sizes."""
+    return size.static - minus if size.static is not None else f"{size} - {minus}"
 
 
 def _accumulate(builder, k, heroes, input_index, start, stop, step):
@@ -166,7 +178,7 @@ def _write_outputs(builder, k, heroes, reduced, out_index, condition):
                 cache[root] = builder.epilogue(root, out_index, k.tensors, injected)
             shape = leaf_shape(root, leaf)
             new[n] = tensor.insert(to_storage(cache[root][leaf], shape.element), new[n],
-                                   [linearize(out_index, shape.dims)])
+                                   [linearize(out_index, shape.dims, k.tensors)])
         scf.yield_(new)
     with ir.InsertionPoint(op.else_block):
         scf.yield_(outputs)
@@ -180,18 +192,18 @@ def _row(builder, heroes, layout, K1, R):
         f"{builder.name}: row reduction, grid {K1} x local {threads} work-items "
         f"(one work-group per row of {R} elements, tree through __local)")
     builder.report.maps.append(str(IndexingMap(
-        [(0, threads - 1), (0, K1 - 1)], [Dim(1), add(Dim(0), mul(Sym(0), threads))],
-        symbol_ranges=[(0, cdiv(R, threads) - 1)],
-        constraints=[(add(Dim(0), mul(Sym(0), threads)), 0, R - 1)],
+        [(0, threads - 1), (0, _hi(K1))], [Dim(1), add(Dim(0), mul(Sym(0), threads))],
+        symbol_ranges=[(0, _hi(host_cdiv(R, threads)))],
+        constraints=[(add(Dim(0), mul(Sym(0), threads)), 0, _hi(R))],
         dim_names=["th_x", "bl_x"], symbol_names=["i"])) + "  (row, reduced position)")
     with builder.kernel("", threads) as k:
         tid, row = k.thread_id, k.block_id
-        kept = delinearize(row, k1)
+        kept = delinearize(row, k1, k.tensors)
 
         def input_index(r):
-            return kept + delinearize(r, red)
+            return kept + delinearize(r, red, k.tensors)
         partials, types = _accumulate(builder, k, heroes, input_index, tid,
-                                      const_index(R), const_index(threads))
+                                      index_product(red, k.tensors), const_index(threads))
         levels = []
         s = threads // 2
         while s >= 1:
@@ -207,16 +219,16 @@ def _row(builder, heroes, layout, K1, R):
 def _column(builder, heroes, layout, K1, R, K2):
     k1, red, k2 = layout
     tiles_per_row = cdiv(K2, COLUMNS)
-    blocks = K1 * tiles_per_row
+    blocks = host_mul(K1, HostSize(tiles_per_row))
     threads = COLUMNS * COLUMN_ROWS
     builder.report.launch.append(
         f"{builder.name}: column reduction, grid {blocks} x local {threads} work-items "
         f"({COLUMNS} columns x {COLUMN_ROWS} rows per work-group, {R} reduced rows)")
     builder.report.maps.append(str(IndexingMap(
-        [(0, threads - 1), (0, blocks - 1)],
+        [(0, threads - 1), (0, _hi(blocks))],
         [Dim(1) // tiles_per_row, add(Dim(0) // COLUMNS, mul(Sym(0), COLUMN_ROWS)),
          add(mul(Dim(1) % tiles_per_row, COLUMNS), Dim(0) % COLUMNS)],
-        symbol_ranges=[(0, cdiv(R, COLUMN_ROWS) - 1)],
+        symbol_ranges=[(0, _hi(host_cdiv(R, COLUMN_ROWS)))],
         dim_names=["th_x", "bl_x"], symbol_names=["i"])) + "  (K1, reduced row, column)")
     with builder.kernel("", threads) as k:
         with named("tx"):
@@ -229,12 +241,12 @@ def _column(builder, heroes, layout, K1, R, K2):
         col = apply_linear([(col_tile, COLUMNS), (tx, 1)])
         col_ok = cmp_lt(col, const_index(K2))
         safe_col = arith.select(col_ok, col, const_index(0))
-        kept1, kept2 = delinearize(i1, k1), delinearize(safe_col, k2)
+        kept1, kept2 = delinearize(i1, k1, k.tensors), delinearize(safe_col, k2)
 
         def input_index(r):
-            return kept1 + delinearize(r, red) + kept2
+            return kept1 + delinearize(r, red, k.tensors) + kept2
         partials, types = _accumulate(builder, k, heroes, input_index, ty,
-                                      const_index(R), const_index(COLUMN_ROWS))
+                                      index_product(red, k.tensors), const_index(COLUMN_ROWS))
         levels = [COLUMN_ROWS // 2]
         while levels[-1] > 1:
             levels.append(levels[-1] // 2)

@@ -22,8 +22,8 @@ from mlir.dialects import arith, gpu, scf, tensor
 from ..elemental import compute_type, const_index
 from ..indexing import IndexingMap, Dim, Sym, add, mul
 from . import EmitterChoice, reaches_through_elementwise
-from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize,
-                   linearize, named, to_storage)
+from .base import (FusionBuilder, apply_linear, cmp_lt, delinearize, dim_value,
+                   host_cdiv, host_mul, host_product, linearize, named, to_storage)
 
 TILE = 32
 ROWS = 8          # work-item rows; each handles TILE // ROWS tile rows
@@ -44,7 +44,8 @@ def find_transpose_hero(computation):
         if rank < 2 or perm[-1] == rank - 1:
             continue
         in_dims = instr.operands[0].shape.dims
-        if in_dims[perm[-1]] < MIN_TILED or in_dims[-1] < MIN_TILED:
+        # (a dynamic dimension counts as large: the tiles check their bounds)
+        if any(isinstance(d, int) and d < MIN_TILED for d in (in_dims[perm[-1]], in_dims[-1])):
             continue
         if root.shape.dims != instr.shape.dims:
             continue
@@ -68,21 +69,34 @@ def emit_transpose(builder: FusionBuilder, hero) -> None:
     rank = len(in_dims)
     a, b = perm[-1], rank - 1
     others = [d for d in range(rank) if d not in (a, b)]
-    grid_dims = [in_dims[d] for d in others] + [cdiv(in_dims[a], TILE), cdiv(in_dims[b], TILE)]
-    blocks = prod(grid_dims)
+    static = all(isinstance(d, int) for d in in_dims)
+    tiles = [host_cdiv(host_product([in_dims[d]]), TILE) for d in (a, b)]
+    blocks = host_mul(host_mul(host_product([in_dims[d] for d in others]), tiles[0]), tiles[1])
     threads = TILE * ROWS
     builder.report.launch.append(
         f"{builder.name}: grid {blocks} x local {threads} work-items "
         f"(tiles {TILE}x{TILE + 1} of dims {a} and {b} of {list(in_dims)}), "
         f"{TILE * (TILE + 1) * 4} bytes of __local memory")
-    builder.report.maps.append(str(_read_map(in_dims, a, b, others, grid_dims)))
+    if static:
+        grid_dims = [in_dims[d] for d in others] + [t.static for t in tiles]
+        builder.report.maps.append(str(_read_map(in_dims, a, b, others, grid_dims)))
+    else:
+        builder.report.maps.append(
+            f"(th_x, bl_x)[j, {', '.join(s for s in builder.symbols)}] -> input index: "
+            f"dim {a} = tile_a * {TILE} + th_x floordiv {TILE} + j * {ROWS}, dim {b} = "
+            f"tile_b * {TILE} + th_x mod {TILE}, (others..., tile_a, tile_b) = "
+            f"delinearize(bl_x, ({', '.join([str(in_dims[d]) for d in others] + [str(t) for t in tiles])}))")
     root = builder.outputs[0][0]
     out_dims = root.shape.dims
     et = hero.shape.element
     with builder.kernel("", threads) as k:
         tx = apply_expr_named("tx", lambda t: t % TILE, k.thread_id)
         ty = apply_expr_named("ty", lambda t: t // TILE, k.thread_id)
-        block = delinearize(k.block_id, grid_dims)
+        size_a, size_b = dim_value(k.tensors, in_dims[a]), dim_value(k.tensors, in_dims[b])
+        grid_dims = [in_dims[d] for d in others] + [
+            t.static if t.static is not None else
+            arith.ceildivsi(size, const_index(TILE)) for t, size in zip(tiles, (size_a, size_b))]
+        block = delinearize(k.block_id, grid_dims, k.tensors)
         other_idx, ta, tb = block[:-2], block[-2], block[-1]
         a0 = apply_linear([(ta, TILE)])
         b0 = apply_linear([(tb, TILE)])
@@ -100,7 +114,7 @@ def emit_transpose(builder: FusionBuilder, hero) -> None:
         def read_step(j, t):
             r = apply_linear([(ty, 1)], ROWS * j)
             ia, ib = arith.addi(a0, r), arith.addi(b0, tx)
-            ok = arith.andi(cmp_lt(ia, const_index(in_dims[a])), cmp_lt(ib, const_index(in_dims[b])))
+            ok = arith.andi(cmp_lt(ia, size_a), cmp_lt(ib, size_b))
             return _if(ok, [t], lambda: [tensor.insert(
                 builder.root_values(operand, input_index(ia, ib), k.tensors)[0], t, [r, tx])],
                 lambda: [t])[0]
@@ -113,7 +127,7 @@ def emit_transpose(builder: FusionBuilder, hero) -> None:
         for j in range(TILE // ROWS):
             r = apply_linear([(ty, 1)], ROWS * j)
             ia, ib = arith.addi(a0, tx), arith.addi(b0, r)
-            ok = arith.andi(cmp_lt(ia, const_index(in_dims[a])), cmp_lt(ib, const_index(in_dims[b])))
+            ok = arith.andi(cmp_lt(ia, size_a), cmp_lt(ib, size_b))
 
             def write(ia=ia, ib=ib, r=r, out=out):
                 value = tensor.extract(tile, [tx, r])
@@ -121,7 +135,7 @@ def emit_transpose(builder: FusionBuilder, hero) -> None:
                 out_idx = [in_idx[p] for p in perm]
                 result = builder.epilogue(root, out_idx, k.tensors, {hero: [value]})[0]
                 return [tensor.insert(to_storage(result, root.shape.element), out,
-                                      [linearize(out_idx, out_dims)])]
+                                      [linearize(out_idx, out_dims, k.tensors)])]
             out = _if(ok, [out], write, lambda out=out: [out])[0]
         k.finish([out], blocks, "transpose")
 
