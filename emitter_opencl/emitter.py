@@ -12,7 +12,7 @@ source location.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from mlir import ir
@@ -20,6 +20,7 @@ from mlir import ir
 from mlir.dialects import arith, func, gpu, math, memref, scf, vector  # noqa: F401
 
 from . import ctypes_table as ct
+from .bounds import HELPER_NAMES as BOUNDS_HELPER_NAMES, BoundsChecks
 from .casts import (CAST_OPS, FOLDABLE_INT_CASTS, cast_expr, fold_int_cast,
                     vector_cast_expr)
 from .errors import OpenCLEmitError, error_at
@@ -28,7 +29,8 @@ from .locations import SourceLine, real_source_line, source_name
 from .memory import emit_copy, load_expr, pointer, store_stmt
 from .names import NameTable, sanitize
 from .optable import (ELEMENTWISE, CMPF, CMPI, CMPI_SIGNED, HELPER_OF, I1_ELEMENTWISE,
-                      UNSIGNED_RESULT, VECTOR_ELEMENTWISE, is_call)
+                      UNSIGNED_RESULT, VECTOR_ELEMENTWISE, VECTOR_WRAPPING, WRAPPING,
+                      WRAPPING_KINDS, is_call)
 from .views import Buffer, Expr, View, atom, product, rank_reduction_mask
 
 
@@ -39,12 +41,19 @@ class EmittedKernel:
     arg_types: list[str]                 # C type of each kernel parameter, in order
     local_size: tuple[int, int, int]     # work-group size the kernel is written for
     local_mem_bytes: int                 # total size of the `__local` arrays
+    # Bounds-checked kernels only (see bounds.py): C types of the hidden parameters
+    # after the kernel's own, the kernel parameter each extent parameter is for, and
+    # the checked access sites.
+    hidden_arg_types: list[str] = field(default_factory=list)
+    bounds_params: list[int] = field(default_factory=list)
+    bounds_sites: list[dict] = field(default_factory=list)
 
 
-def emit_opencl(module: ir.Module) -> EmittedKernel:
-    """OpenCL C for the one kernel function in a memref-stage module."""
+def emit_opencl(module: ir.Module, bounds_check: bool = False) -> EmittedKernel:
+    """OpenCL C for the one kernel function in a memref-stage module. With
+    `bounds_check`, every global memory access is checked (emitter_opencl/bounds.py)."""
     with module.context:
-        return KernelEmitter(_kernel_function(module)).emit()
+        return KernelEmitter(_kernel_function(module), bounds_check=bounds_check).emit()
 
 
 def _kernel_function(module: ir.Module) -> ir.OpView:
@@ -114,7 +123,7 @@ _MASK_LANE = {"i1": "int", "i8": "char", "i16": "short", "i32": "int", "i64": "l
 
 
 class KernelEmitter:
-    def __init__(self, func_op: ir.OpView):
+    def __init__(self, func_op: ir.OpView, bounds_check: bool = False):
         self.func = func_op
         self.names = NameTable(reserved=set(HELPER_NAMES))
         self.out = CodeWriter()
@@ -128,6 +137,12 @@ class KernelEmitter:
         self.targets: list[list[Target]] = []           # for scf.yield / scf.condition
         self.last_source: SourceLine | None = None
         self.loop_depth = 0
+        self.current_op = None                          # the op being printed
+        self.bounds: BoundsChecks | None = None
+        if bounds_check:
+            self.bounds = BoundsChecks(self)
+            for reserved in BOUNDS_HELPER_NAMES:
+                self.names.reserve(reserved)
 
     # ------------------------------------------------------------------ driver
 
@@ -135,11 +150,29 @@ class KernelEmitter:
         name = sanitize(ir.StringAttr(self.func.attributes["sym_name"]).value)
         self.names.reserve(name)
         params, arg_types = self._declare_params()
+        hidden = self._declare_bounds_params(params) if self.bounds is not None else []
         local_bytes = self._declare_local_arrays()
         self._emit_block(self.func.regions[0].blocks[0])
         local_size = self._local_size()
         source = self._assemble(name, params, local_size, local_bytes)
-        return EmittedKernel(source, name, arg_types, local_size, local_bytes)
+        kernel = EmittedKernel(source, name, arg_types, local_size, local_bytes)
+        if self.bounds is not None:
+            kernel.hidden_arg_types = hidden
+            kernel.bounds_params = list(self.bounds.hidden_params)
+            kernel.bounds_sites = [site.as_dict() for site in self.bounds.sites]
+        return kernel
+
+    def _declare_bounds_params(self, params: list[str]) -> list[str]:
+        """Bounds-checked mode: an extent per global buffer and the error record."""
+        block = self.func.regions[0].blocks[0]
+        buffers = [(i, self.views[arg].buffer.name) for i, arg in enumerate(block.arguments)
+                   if arg in self.views]
+        return self.bounds.add_hidden_params(params, buffers)
+
+    def single_work_item(self) -> bool:
+        """True when a work-group is one work-item: nothing to synchronize with."""
+        x, y, z = self._local_size()
+        return x * y * z == 1
 
     def _local_size(self) -> tuple[int, int, int]:
         attrs = self.func.attributes
@@ -152,6 +185,8 @@ class KernelEmitter:
                   local_bytes: int) -> str:
         body = "\n".join(self.out.lines)
         helpers = self.helpers.source()
+        if self.bounds is not None:
+            helpers = "\n\n".join(h for h in (helpers, self.bounds.helpers_source()) if h)
         header = (f"// Kernel {name}: OpenCL C 1.2 printed from its memref-stage MLIR.\n"
                   f"// Work-group size {local_size}; {local_bytes} bytes of __local memory.")
         if self._uses_16_bit_floats():
@@ -163,10 +198,10 @@ class KernelEmitter:
             parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
         if helpers:
             parts.append(helpers)
-        attribute = ""
-        if "opencl.local_size" in self.func.attributes:
-            attribute = "__attribute__((reqd_work_group_size({}, {}, {})))\n".format(
-                *local_size)
+        # Always fixed: the launcher uses exactly this size, and a device compiler that
+        # knows it specializes the work-group function (PoCL builds barrier-free code
+        # for one work-item instead of generic work-item loops).
+        attribute = "__attribute__((reqd_work_group_size({}, {}, {})))\n".format(*local_size)
         declarations = [f"  __local {ctype} {buf.name}[{extent}];"
                         for buf, ctype, extent in self.local_arrays]
         kernel = (f"{attribute}__kernel void {name}({', '.join(params)}) {{\n"
@@ -354,6 +389,7 @@ class KernelEmitter:
         handler = _HANDLERS.get(name)
         if handler is None:
             raise error_at(op, "op is outside the memref-stage contract")
+        self.current_op = op
         if _is_pure(name) and op.results and not any(_has_uses(r) for r in op.results):
             return
         handler(self, op)
@@ -406,6 +442,7 @@ class KernelEmitter:
         kind, width = self.shape_of(op, result)
         operand_kind, _ = self.shape_of(op, op.operands[0])
         fmt = ((I1_ELEMENTWISE.get(name) if kind == "i1" else None)
+               or _wrapping_format(name, kind, width)
                or (VECTOR_ELEMENTWISE.get(name) if width > 1 else None)
                or ELEMENTWISE[name])
         ctype = self.ctype_of(op, result) if kind != "i1" else self._mask_ctype(op, result)
@@ -701,6 +738,7 @@ class KernelEmitter:
         if kind in ("i1", "bf16"):
             raise error_at(op, f"vector loads/stores of {kind} are not supported")
         index = view.element([self.index_expr(v) for v in indices])
+        self.vector_index = index  # for bounds checks
         return view.buffer, pointer(view, index), width, kind
 
     def _vector_read(self, op) -> None:
@@ -715,6 +753,9 @@ class KernelEmitter:
             expr = f"vload_half{width}(0, {pointer})"
         else:
             expr = f"vload{width}(0, {pointer})"
+        if self.bounds is not None:
+            expr = self.bounds.vector(buffer, self.vector_index, width, expr, False,
+                                      self.ctype_of(op, op.results[0]))
         self.define(op, op.results[0], expr)
 
     def _vector_write(self, op) -> None:
@@ -730,9 +771,12 @@ class KernelEmitter:
             op, op.operands[1], indices, op.operands[0].type)
         value = self.operand(op.operands[0])
         if buffer.is_global and kind == "f16":
-            self.stmt(op, f"vstore_half{width}_rte({value}, 0, {pointer});")
+            text = f"vstore_half{width}_rte({value}, 0, {pointer});"
         else:
-            self.stmt(op, f"vstore{width}({value}, 0, {pointer});")
+            text = f"vstore{width}({value}, 0, {pointer});"
+        if self.bounds is not None:
+            text = self.bounds.vector(buffer, self.vector_index, width, text, True)
+        self.stmt(op, text)
 
     def _vector_lane(self, op, position_operands: Sequence[ir.Value]) -> str:
         positions = [int(p) for p in ir.DenseI64ArrayAttr(op.attributes["static_position"])]
@@ -761,6 +805,13 @@ class KernelEmitter:
 
 
 _SHIFTS = {"arith.shli", "arith.shrsi", "arith.shrui"}
+
+
+def _wrapping_format(name: str, kind: str, width: int) -> str | None:
+    """Wrap-around formats for signed +, -, *, << (see optable.WRAPPING)."""
+    if kind not in WRAPPING_KINDS:
+        return None
+    return (VECTOR_WRAPPING if width > 1 else WRAPPING).get(name)
 
 
 def _needs_wide_literal(name: str, kind: str, is_literal: list[bool]) -> bool:
@@ -881,3 +932,8 @@ _HANDLERS: dict[str, Callable[[KernelEmitter, ir.OpView], None]] = {
     **{name: KernelEmitter._elementwise for name in ELEMENTWISE},
     **{name: KernelEmitter._cast for name in CAST_OPS},
 }
+
+# Atomics and printf live in their own module (it imports Target and _pointer from here).
+from . import atomics as _atomics  # noqa: E402
+
+_HANDLERS.update(_atomics.HANDLERS)

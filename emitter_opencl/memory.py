@@ -15,6 +15,13 @@ from .views import Buffer, Expr, View, atom, mul, product
 
 def load_expr(emitter, buffer: Buffer, index: Expr) -> str:
     """Read one element as its value type (f16/bf16 widen to float)."""
+    expr = _load_expr(emitter, buffer, index)
+    if emitter.bounds is not None:
+        return emitter.bounds.load(buffer, index, expr)
+    return expr
+
+
+def _load_expr(emitter, buffer: Buffer, index: Expr) -> str:
     if buffer.is_global and buffer.kind == "f16":
         return f"vload_half({index}, {buffer.name})"
     if buffer.is_global and buffer.kind == "bf16":
@@ -25,6 +32,13 @@ def load_expr(emitter, buffer: Buffer, index: Expr) -> str:
 
 def store_stmt(emitter, buffer: Buffer, index: Expr, value: str) -> str:
     """Write one element (f16/bf16 rounded to nearest even)."""
+    stmt = _store_stmt(emitter, buffer, index, value)
+    if emitter.bounds is not None:
+        return emitter.bounds.store(buffer, index, stmt)
+    return stmt
+
+
+def _store_stmt(emitter, buffer: Buffer, index: Expr, value: str) -> str:
     if buffer.is_global and buffer.kind == "f16":
         return f"vstore_half_rte({value}, {index}, {buffer.name});"
     if buffer.is_global and buffer.kind == "bf16":
@@ -97,11 +111,21 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
 
     def row_copy(row: list[str], event: str) -> str:
         row_src, row_dst = pointer(src, src.element(row)), pointer(dst, dst.element(row))
+        n = count
+        if emitter.bounds is not None:  # nothing copied when the row leaves the buffer
+            n = emitter.bounds.copy_count(glob.buffer, glob.element(row), count, stride, glob is dst)
         if stride == 1:
-            return f"async_work_group_copy({row_dst}, {row_src}, {count}, {event})"
-        return (f"async_work_group_strided_copy({row_dst}, {row_src}, {count}, "
+            return f"async_work_group_copy({row_dst}, {row_src}, {n}, {event})"
+        return (f"async_work_group_strided_copy({row_dst}, {row_src}, {n}, "
                 f"{stride}, {event})")
 
+    # The copy is made by the work-group, not by the work-item that wrote the local
+    # side (or will write over what it reads): without a barrier first, those accesses
+    # race with it (OpenCL C 6.12.10: async copies do not synchronize their source).
+    # A one-work-item group has no other work-item to race with, and a barrier inside
+    # a loop makes PoCL's work-group compiler take minutes, so it is left out there.
+    if not emitter.single_work_item():
+        emitter.out.line("barrier(CLK_LOCAL_MEM_FENCE);")
     event = emitter.names.fresh("ev")
     if not rows:
         emitter.out.line(f"event_t {event} = {row_copy([], '0')};")

@@ -65,9 +65,12 @@ def test_05_layer_norm():
     assert tutorial.test_layer_norm(151, 512, torch.float16) < 1e-2
 
 
+def test_06_fused_attention_causal_fp16():
+    tutorial = load_tutorial("06-fused-attention.py")
+    assert tutorial.test_op(1, 2, 128, 64, True, torch.float16) < 1e-2
+
+
 @slow
-@pytest.mark.xfail(strict=False, reason="PoCL's build of the emitted _attn_fwd OpenCL C "
-                   "(program_binary in launcher/program.py) did not finish in 10 minutes")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
 @pytest.mark.parametrize("causal", [False, True])
 def test_06_fused_attention(causal, dtype):
