@@ -161,12 +161,17 @@ def compile_latency(quick=False):
             "peers": {}, "cold_s": cold, "warm_s": warm}
 
 
+from hlo_cases import hlo_gelu, hlo_row_reduction, hlo_transpose  # noqa: E402
+
 CASES = {
     "vector_add": vector_add,
     "softmax": softmax,
     "matmul_fp32": matmul_fp32,
     "matmul_fp16": matmul_fp16,
     "layer_norm": layer_norm,
+    "hlo_gelu": hlo_gelu,
+    "hlo_transpose": hlo_transpose,
+    "hlo_row_reduction": hlo_row_reduction,
     "launch_overhead": launch_overhead,
     "compile_latency": compile_latency,
 }
