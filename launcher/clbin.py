@@ -10,7 +10,10 @@ A UTF-8 JSON document:
      "arg_types": OpenCL C parameter types, e.g. ["__global float*", "int"],
      "local_size": [x, y, z] work-group size the kernel is written for,
      "local_mem_bytes": __local memory the kernel declares,
-     "build_options": optional list of OpenCL C compiler options (default none)}
+     "build_options": optional list of OpenCL C compiler options (default none),
+     "bounds": optional; present for bounds-checked kernels (launcher/bounds.py):
+               {"params": kernel parameter of each hidden extent parameter,
+                "sites": the checked accesses}}
 
 The source always travels, so an artefact stays runnable on another device or
 driver; the binary only saves the OpenCL C compile on the device it was made for.
@@ -25,7 +28,7 @@ CLBIN_FORMAT = "triton-spirv-clbin-1"
 
 
 def pack_clbin(name, source, arg_types, local_size=(1, 1, 1), local_mem_bytes=0, binary=None, device=None,
-               build_options=()):
+               build_options=(), bounds=None):
     """Serialise one kernel. `device` is an OpenCLDevice, an identity string or None."""
     local_size = _normalise_local_size(local_size)
     document = {
@@ -40,6 +43,8 @@ def pack_clbin(name, source, arg_types, local_size=(1, 1, 1), local_mem_bytes=0,
     }
     if build_options:
         document["build_options"] = list(build_options)
+    if bounds is not None:
+        document["bounds"] = {"params": [int(p) for p in bounds["params"]], "sites": list(bounds["sites"])}
     return json.dumps(document, indent=1).encode("utf-8")
 
 
@@ -67,7 +72,17 @@ def unpack_clbin(data):
         "local_size": _normalise_local_size(document.get("local_size") or (1, 1, 1)),
         "local_mem_bytes": int(document.get("local_mem_bytes") or 0),
         "build_options": tuple(document.get("build_options") or ()),
+        "bounds": _bounds_field(document.get("bounds")),
     }
+
+
+def _bounds_field(bounds):
+    if bounds is None:
+        return None
+    if (not isinstance(bounds, dict) or not isinstance(bounds.get("params"), list)
+            or not isinstance(bounds.get("sites"), list)):
+        raise ClbinFormatError("clbin field 'bounds' must hold lists 'params' and 'sites'")
+    return {"params": [int(p) for p in bounds["params"]], "sites": list(bounds["sites"])}
 
 
 def _normalise_local_size(local_size):

@@ -10,6 +10,11 @@ with all bound kernel arguments in signature order. Everything that depends only
 the signature (which arguments are pointers, how scalars are packed, argument names
 for messages) is worked out once in __init__; a launch only converts the values.
 
+Tuple arguments are flattened and host tensor descriptors decomposed into their
+base, shape and strides (descriptors.py), as Triton's own launchers do. Scratch
+memory that the metadata asks for (scratch.py) is allocated per launch and passed
+after the signature's parameters.
+
 Launches are synchronous: when the call returns the kernel has finished and its
 results are in the tensors' memory, as CPU code that reads them next expects.
 """
@@ -18,11 +23,16 @@ import numbers
 import operator
 import sys
 
+from .bounds import BoundsPlan, begin_checks, needs_checks
 from .buffers import ArgumentProblem, check_no_overlap, host_memory_range
 from .clbin import unpack_clbin
+from .descriptors import descriptor_param_names, descriptor_param_types, descriptor_values, is_descriptor_type
 from .device import get_device
-from .errors import GridError, KernelArgumentError
+from .cache_repair import rebuild_clbin
+from .errors import ClbinFormatError, GridError, KernelArgumentError
 from .program import get_program
+from .resources import out_of_resources
+from .scratch import ScratchPlan
 from .types import SCALAR_KINDS, is_opencl_pointer_decl, is_pointer_type, opencl_scalar_bytes
 
 # Triton program ids are i32, so no grid dimension may exceed this.
@@ -40,7 +50,8 @@ class KernelHandle:
     """A loaded kernel and what launching it needs; Triton keeps it as `function`."""
 
     __slots__ = ("name", "kernel", "program", "device", "queue", "local_size", "arg_types",
-                 "local_mem_bytes", "work_group_size", "private_mem_bytes", "max_grid", "lock")
+                 "local_mem_bytes", "work_group_size", "private_mem_bytes", "max_grid", "lock",
+                 "source", "build_options", "bounds")
 
     def __init__(self, name, kernel, program, device, local_size, arg_types, local_mem_bytes):
         import pyopencl as cl
@@ -61,6 +72,8 @@ class KernelHandle:
         self.max_grid = tuple(min(MAX_GRID_DIM, size_t_max // n) for n in local_size)
         # A cl.Kernel holds its arguments between clSetKernelArg and the enqueue.
         self.lock = device.launch_lock
+        # Set by load_binary: for recordings and bounds-checked kernels (bounds.py).
+        self.source, self.build_options, self.bounds = "", (), None
 
     @property
     def num_args(self):
@@ -74,22 +87,39 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     """Triton's `utils.load_binary`: -> (module, function, n_regs, n_spills, n_max_threads).
 
     module is the pyopencl.Program, function a KernelHandle. OpenCL reports no
-    register count; n_regs is the kernel's private memory in 4-byte words (at least
-    1), which is what spills to on most devices and so the closest analogue.
-    n_max_threads is the kernel's maximum work-group size.
+    register count; n_regs is the kernel's private memory in 4-byte words, which is
+    what spills to on most devices and so the closest analogue, kept within
+    [1, MAX_REPORTED_REGS]. n_max_threads is the kernel's maximum work-group size.
     """
     if device not in (0, None):
         raise ValueError(f"OpenCL device index {device} does not exist: the backend runs on one device, index 0")
     dev = get_device()
-    clbin = unpack_clbin(kernel_bytes)
+    try:
+        clbin = unpack_clbin(kernel_bytes)
+    except ClbinFormatError as exc:  # a corrupted cache entry: rebuilt from its source
+        clbin = rebuild_clbin(name, exc)
     kernel_name = clbin["name"] or name
     program = get_program(dev, clbin["source"], clbin["build_options"], clbin["binary"], clbin["device"],
                           kernel_name)
     handle = KernelHandle(kernel_name, _create_kernel(program, kernel_name), program, dev,
                           clbin["local_size"], clbin["arg_types"], clbin["local_mem_bytes"])
+    handle.source, handle.build_options = clbin["source"], clbin["build_options"]
     _check_resources(handle, max(int(shared or 0), handle.local_mem_bytes))
-    n_regs = max(1, handle.private_mem_bytes // 4)
-    return program, handle, n_regs, 0, handle.work_group_size
+    if clbin["bounds"] is not None:
+        handle.bounds = BoundsPlan(clbin["bounds"], handle)
+    return program, handle, reported_regs(handle.private_mem_bytes), 0, handle.work_group_size
+
+
+# Occupancy formulas written for GPUs (e.g. the fused-softmax tutorial's
+# `max_num_regs // (n_regs * warp_size * num_warps)`) divide by n_regs and must not
+# reach 0. 255 is the per-thread limit of those GPUs: with the 65536 registers that
+# device.py reports and a warp of 1, every num_warps up to 256 leaves at least one
+# program per compute unit.
+MAX_REPORTED_REGS = 255
+
+
+def reported_regs(private_mem_bytes):
+    return min(MAX_REPORTED_REGS, max(1, int(private_mem_bytes) // 4))
 
 
 def unload_module(module):
@@ -122,11 +152,9 @@ def _check_resources(handle, local_mem_bytes):
 
 
 def _raise_out_of_resources(required, limit, what, handle):
-    try:
-        from triton.runtime.errors import OutOfResources
-    except ImportError:  # the launcher also works without Triton
-        raise GridError(f"kernel '{handle.name}' needs {required} {what}, the device allows {limit}") from None
-    raise OutOfResources(required, limit, what)
+    # Triton's OutOfResources (GridError without Triton), naming the kernel, its tiles
+    # or work-group size, the device and the limit (resources.py).
+    raise out_of_resources(required, limit, what, handle) from None
 
 
 # ----------------------------------------------------------------------------
@@ -179,10 +207,16 @@ def _scalar_converter(kind):
 
 
 def _flatten(args, types):
-    """Tuple arguments become their elements, depth first (as Triton flattens them)."""
+    """Tuple arguments become their elements, depth first (as Triton flattens them), and
+    host tensor descriptors their base, shape and strides."""
     flat = []
     for value, ty in zip(args, types):
-        if isinstance(ty, tuple):
+        if is_descriptor_type(ty):
+            try:
+                flat.extend(descriptor_values(value))
+            except TypeError as exc:
+                raise ArgumentProblem(str(exc)) from None
+        elif isinstance(ty, tuple):
             if not isinstance(value, (tuple, list)) or len(value) != len(ty):
                 raise ArgumentProblem(f"must be a tuple of {len(ty)}, got {_describe(value)}")
             flat.extend(_flatten(value, ty))
@@ -194,7 +228,9 @@ def _flatten(args, types):
 def _leaves(types, names):
     """(type, name) of each flattened signature entry."""
     for ty, name in zip(types, names):
-        if isinstance(ty, tuple):
+        if is_descriptor_type(ty):
+            yield from zip(descriptor_param_types(ty), descriptor_param_names(name, ty))
+        elif isinstance(ty, tuple):
             yield from _leaves(ty, [f"{name}[{i}]" for i in range(len(ty))])
         else:
             yield ty, name
@@ -243,7 +279,9 @@ class OpenCLLauncher:
         types = list(src.signature.values())
         self._types = types
         self._n_args = len(types)
-        self._has_tuples = any(isinstance(ty, tuple) for ty in types)
+        # Tuples and descriptors stand for several kernel parameters each.
+        self._has_tuples = any(isinstance(ty, tuple) or is_descriptor_type(ty) for ty in types)
+        self._scratch = ScratchPlan(metadata)
         self._plan_arguments(types, _argument_names(src))
         self._set_args = _choose_arg_setter()
         self._enqueue = cl.enqueue_nd_range_kernel
@@ -258,7 +296,11 @@ class OpenCLLauncher:
         self._pointer_slots = []  # (kernel parameter index, flattened position)
         self._scalar_slots = []  # (kernel parameter index, flattened position, pack code, converter)
         self._param_types = []  # Triton type of each kernel parameter
-        for position, (ty, name) in enumerate(_leaves(types, names)):
+        leaves = list(_leaves(types, names))
+        self._n_flat = len(leaves)
+        # Scratch buffers are appended to the flattened arguments at launch.
+        leaves += [("*i8", name) for name in self._scratch.names]
+        for position, (ty, name) in enumerate(leaves):
             self._names.append(name)
             if ty == _CONSTEXPR:
                 continue  # baked into the kernel; not a parameter
@@ -271,7 +313,7 @@ class OpenCLLauncher:
             else:
                 raise KernelArgumentError(
                     f"argument '{name}' of kernel '{self.kernel_name}' has type {ty!r}, which the OpenCL "
-                    "backend cannot pass (tensor descriptors and TMA are not supported)")
+                    "backend cannot pass")
             self._param_types.append(ty)
         self._positions = {position: index for index, position, *_ in self._pointer_slots + self._scalar_slots}
 
@@ -284,14 +326,20 @@ class OpenCLLauncher:
         global_size = self._global_size(function, gridX, gridY, gridZ)
         if self._has_tuples or len(args) != self._n_args:
             args = self._flattened(args)
+        if self._scratch:
+            args = (*args[:self._n_flat], *self._scratch.allocate(gridX * gridY * gridZ, stream))
         queue = stream if type(stream) is self._command_queue_type else function.queue
         with function.lock:
+            # Bounds-checked kernels and recorded launches only (bounds.py).
+            checks = begin_checks(self, function, queue, global_size, args) if needs_checks(function) else None
             if function.device.zero_copy:
                 self._launch_zero_copy(function, queue, global_size, args, launch_metadata,
                                        launch_enter_hook, launch_exit_hook)
             else:
                 self._launch_copying(function, queue, global_size, args, launch_metadata,
                                      launch_enter_hook, launch_exit_hook)
+            if checks is not None:
+                checks.finish()
 
     def _launch_zero_copy(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
         buffer_args = self._aliasing_buffer_args(function.device.buffers, args)
@@ -387,7 +435,8 @@ class OpenCLLauncher:
         try:
             return _flatten(args, self._types)
         except ArgumentProblem as problem:
-            raise KernelArgumentError(f"a tuple argument of kernel '{self.kernel_name}' {problem}") from None
+            raise KernelArgumentError(
+                f"a tuple or descriptor argument of kernel '{self.kernel_name}' {problem}") from None
 
     def _argument_error(self, position, problem):
         name = self._names[position] if position is not None else "?"
@@ -429,7 +478,7 @@ class OpenCLLauncher:
 
     def _bind(self, function):
         n_params = len(self._param_types)
-        if function.num_args != n_params:
+        if function.num_args - (function.bounds.n_hidden if function.bounds is not None else 0) != n_params:
             raise KernelArgumentError(
                 f"kernel '{self.kernel_name}' has {function.num_args} OpenCL parameters but its Triton "
                 f"signature has {n_params} non-constexpr arguments ({self._param_types})")

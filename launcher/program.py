@@ -86,7 +86,7 @@ def _build_from_source(dev, source, options, name):
     except cl.Error as exc:
         log = _build_log(program, dev, exc)
         lines = blamed_source_lines(log, source)
-        raise OpenCLBuildError(_build_error_message(dev, name, options, log, lines), log, lines) from None
+        raise OpenCLBuildError(_build_error_message(dev, name, options, log, lines, source), log, lines) from None
 
 
 def _build_log(program, dev, exc):
@@ -112,11 +112,30 @@ def blamed_source_lines(log, source):
     return blamed
 
 
-def _build_error_message(dev, name, options, log, lines):
+def _build_error_message(dev, name, options, log, lines, source=""):
     what = f"kernel '{name}'" if name else "OpenCL program"
     parts = [f"OpenCL C build of {what} failed on {dev.name}"
              + (f" (options: {' '.join(options)})" if options else "") + ":", log]
     if lines:
         parts.append("Offending source lines:")
-        parts.extend(f"  {number:5d} | {text}" for number, text in lines.items())
+        for number, text in lines.items():
+            origin = python_origin(source, number)
+            parts.append(f"  {number:5d} | {text}" + (f"    <- from {origin}" if origin else ""))
     return "\n".join(parts)
+
+
+# The emitter's comment before each group of lines: `// x = tl.load(...)  (kernel.py:12)`.
+_ORIGIN_COMMENT = re.compile(r"^\s*//.*\(([^()\s]+\.py):(\d+)\)\s*$")
+
+
+def python_origin(source, number):
+    """`file.py:LINE` of the Python code that OpenCL C line `number` was printed from (the
+    nearest origin comment above it), or None."""
+    lines = source.splitlines()
+    for text in reversed(lines[:max(0, min(number, len(lines)))]):
+        match = _ORIGIN_COMMENT.match(text)
+        if match:
+            return f"{match.group(1)}:{match.group(2)}"
+        if text.startswith("__kernel") or text.startswith("static inline"):
+            return None
+    return None

@@ -53,6 +53,9 @@ class OpenCLOptions:
     matrix_instr_nonkdim: int = 0
     waves_per_eu: int = 0
     kpack: int = 1
+    # Check every global memory access against its buffer (a launch raises on an
+    # out-of-bounds access); also on with TRITON_SPIRV_BOUNDS_CHECK=1.
+    bounds_check: bool = False
 
     def hash(self) -> str:
         key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
@@ -94,6 +97,8 @@ class OpenCLBackend(BaseBackend):
         args["arch"] = str(self.target.arch)
         args["warp_size"] = self.target.warp_size
         args.setdefault("sanitize_overflow", False)
+        if os.environ.get(BOUNDS_CHECK_ENV, "0") not in ("", "0"):
+            args["bounds_check"] = True
         if "extern_libs" in args:
             args["extern_libs"] = tuple(dict(args["extern_libs"]).items())
         if "supported_fp8_dtypes" in args:
@@ -122,6 +127,7 @@ class OpenCLBackend(BaseBackend):
 
 
 DUMP_ENV = "TRITON_SPIRV_DUMP_DIR"
+BOUNDS_CHECK_ENV = "TRITON_SPIRV_BOUNDS_CHECK"
 
 
 def _run_stage(stage, src, metadata, options):
@@ -137,7 +143,10 @@ def _dumping(ext, stage):
         if directory:
             from .stages import dump_stage
             text = out if isinstance(out, (str, bytes)) else str(out)
-            dump_stage(directory, metadata.get("name", "kernel"), ext, text)
+            # One folder per kernel, named after the Triton function (the OpenCL name
+            # may differ: C identifiers are sanitized).
+            dump_stage(directory, metadata.get("source_name") or metadata.get("name", "kernel"),
+                       ext, text)
         return out
 
     return run
@@ -159,7 +168,7 @@ def make_ttir(mod, metadata, options):
     passes.common.add_symbol_dce(pm)
     passes.ttir.add_loop_unroll(pm)
     pm.run(mod, "make_ttir")
-    metadata["name"] = mod.get_entry_func_name()
+    metadata["name"] = metadata["source_name"] = mod.get_entry_func_name()
     return mod
 
 
@@ -179,14 +188,30 @@ def make_memref(src: str, metadata, options) -> str:
 
 def make_cl(src: str, metadata, options) -> str:
     from .stages import memref_to_opencl
-    emitted = memref_to_opencl(src)
+    emitted = memref_to_opencl(src, bounds_check=options.bounds_check)
     metadata["name"] = emitted.name
-    metadata["shared"] = emitted.local_mem_bytes
+    # Scripts written for GPUs divide by the shared memory a kernel uses (occupancy
+    # estimates such as max_shared_mem // shared), so a kernel without tiles reports 1.
+    metadata["shared"] = max(1, emitted.local_mem_bytes)
+    # What Triton's launchers read: no kernel of this backend needs scratch memory.
+    metadata["global_scratch_size"] = 0
+    metadata["global_scratch_align"] = 1
+    metadata["profile_scratch_size"] = 0
+    metadata["profile_scratch_align"] = 1
     metadata["local_size"] = list(emitted.local_size)
     metadata["arg_types"] = list(emitted.arg_types)
+    if options.bounds_check:
+        _add_bounds_metadata(metadata, emitted)
     return emitted.source
 
 
 def make_clbin(src: str, metadata, options) -> bytes:
     from .stages import opencl_to_clbin
     return opencl_to_clbin(src, metadata)
+
+
+def _add_bounds_metadata(metadata, emitted) -> None:
+    """Bounds-checked kernels take hidden parameters after their own (the launcher
+    passes them); the sites let it name the access that went out of bounds."""
+    metadata["arg_types"] = list(emitted.arg_types) + list(emitted.hidden_arg_types)
+    metadata["bounds"] = {"params": list(emitted.bounds_params), "sites": list(emitted.bounds_sites)}

@@ -33,20 +33,22 @@ def linalg_to_memref_text(linalg_text: str) -> str:
         return print_module(lower_to_memref(module))
 
 
-def memref_to_opencl(memref_text: str):
+def memref_to_opencl(memref_text: str, bounds_check: bool = False):
     from emitter_opencl import emit_opencl
     with new_context():
-        return emit_opencl(ir.Module.parse(memref_text))
+        return emit_opencl(ir.Module.parse(memref_text), bounds_check=bounds_check)
 
 
 def opencl_to_clbin(source: str, metadata: dict) -> bytes:
     """Builds the OpenCL C for the current device and packs it with its launch facts."""
     from launcher import build_program, get_device, pack_clbin
     device = get_device()
+    from launcher.resources import check_local_memory
+    check_local_memory(metadata["name"], source, metadata["shared"], device)
     _program, binary = build_program(source, device, name=metadata["name"])
     return pack_clbin(name=metadata["name"], source=source, binary=binary, device=device,
                       arg_types=metadata["arg_types"], local_size=metadata["local_size"],
-                      local_mem_bytes=metadata["shared"])
+                      local_mem_bytes=metadata["shared"], bounds=metadata.get("bounds"))
 
 
 def dump_stage(directory: str, kernel: str, ext: str, content) -> str:
