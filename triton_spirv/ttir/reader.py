@@ -240,10 +240,21 @@ class _Rewriter:
             self._rewrite_custom_tt_op(name_token, cursor, indent, results, result_count)
         elif name_token.kind == STRING and name_token.text.startswith('"tt.'):
             self._rewrite_generic_tt_op(name_token.text[1:-1], cursor, text, tokens)
+        elif name_token.kind == IDENT and name_token.text == "ttg.barrier":
+            self._rewrite_ttg_barrier(cursor, indent, tokens, text)
         else:
             self._emit_unchanged(text, tokens)
             if tokens[-1].text == "{":
                 self.regions.append(_Region("plain", _op_name(name_token), self.number))
+
+    def _rewrite_ttg_barrier(self, cursor: Cursor, indent: str, tokens: List[Token],
+                             text: str) -> None:  # noqa: ARG002
+        """`ttg.barrier <spaces>` (what tl.debug_barrier() leaves in TTIR) ->
+        `"ttg.barrier"() {addrSpace = "<spaces>"}`."""
+        body, location = split_trailing_location(text, tokens)
+        spaces = body.strip()[len("ttg.barrier"):].strip().replace('"', "")
+        self._emit(f'{indent}"ttg.barrier"() {{addrSpace = "{spaces}"}} : () -> ()',
+                   location)
 
     def _rewrite_custom_tt_op(self, name_token: Token, cursor: Cursor, indent: str,
                               results: str, result_count: int) -> None:

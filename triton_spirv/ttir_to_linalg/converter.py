@@ -96,6 +96,9 @@ class KernelConverter:
         self.values: Dict[ir.Value, Converted] = {}
         # Templates for the values an scf.yield hands to its parent op, set by the parent.
         self.yield_sink: Optional[Callable] = None
+        # Pointers Triton bitcast to an integer type of the same width (float atomics):
+        # TTIR value -> the integer element type the atomic sees.
+        self.reinterpreted: Dict[ir.Value, ir.Type] = {}
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -125,6 +128,8 @@ class KernelConverter:
         arg_types = []
         for arg in entry.arguments:
             pointee = pointee_of(arg.type)
+            if pointee is not None and _is_i1(pointee):
+                pointee = ir.IntegerType.get_signless(8)  # bool buffers hold bytes
             if pointee is not None:
                 arg_types.append(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], pointee))
             elif b.is_tensor(arg.type) or not _is_scalar_number(arg.type):
@@ -583,8 +588,6 @@ class KernelConverter:
         inits = [self.get(v) for v in op.operands]
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
         condition = list(before.operations)[-1]
-        after_templates = [self._template_from_type(r.type, i, condition, inits)
-                           for i, r in enumerate(op.results)]
         flat_inits = [v for init in inits for v in flatten(init)]
         result_types = [carried_type(r.type) for r in op.results]
         while_op = scf.WhileOp(result_types, flat_inits)
@@ -600,12 +603,19 @@ class KernelConverter:
             self.yield_sink = saved
             cond = self.get_value(op, condition.operands[0]).value
             passed = [self.get(v) for v in list(condition.operands)[1:]]
+            # What the after region and the results are: like the values passed on
+            # (pointers keep the buffer they point into).
+            after_templates = [rebuild(p, [None]) if not isinstance(p, Value) else Value(None)
+                               for p in passed]
             with condition.location:
                 scf.ConditionOp(cond, [v for p in passed for v in flatten(p)])
         with ir.InsertionPoint(after_block):
             for old, new, t in zip(after.arguments, after_block.arguments, after_templates):
                 self.set(old, rebuild(t, [new]))
-            self._convert_region_body(op, after, inits)
+            # Yielded tiles go into the buffers that flowed in (bufferization wants the
+            # yielded values equivalent to the loop arguments).
+            self._convert_region_body(op, after, inits,
+                                      destinations=list(after_block.arguments))
         for old, new, t in zip(op.results, while_op.results, after_templates):
             self.set(old, rebuild(t, [new]))
 

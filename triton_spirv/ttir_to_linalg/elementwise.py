@@ -29,7 +29,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math
 
 from . import builders as b
-from .values import Value
+from .values import Pointer, PointerTensor, Value
 
 # arith.cmpf / cmpi predicates
 _OGT = 2
@@ -60,6 +60,8 @@ def map_scalars(conv, op, operands, result_types, fn) -> list:
 def convert(conv, op):
     """Handler for every op in SCALAR_BUILDERS."""
     builder = SCALAR_BUILDERS[op.name]
+    if op.name == "tt.bitcast" and isinstance(conv.get(op.operands[0]), (Pointer, PointerTensor)):
+        return pointer_bitcast(conv, op)
     operands = [conv.get_value(op, v).value for v in op.operands]
     result_types = [r.type for r in op.results]
     results = map_scalars(conv, op, operands, result_types,
@@ -139,6 +141,26 @@ def bitcast(conv, op, x):
     if dst == x.type:
         return [x]
     return [arith.bitcast(dst, x)]
+
+
+def pointer_bitcast(conv, op):
+    """`!tt.ptr<i1>` -> `!tt.ptr<i8>` (Triton's bool loads/stores; bool buffers are byte
+    buffers already) and casts to the buffer's own element type keep the buffer."""
+    from .converter import pointee_of
+    src = conv.get(op.operands[0])
+    pointee = pointee_of(b.element_type(op.results[0].type))
+    elem = ir.MemRefType(src.buffer.type).element_type
+    if pointee != elem:
+        # Triton's float atomic_max/min go through integer pointers: allowed when the
+        # only users are atomics (atomics.py works on the bit patterns).
+        same_width = b.is_integer(pointee) and isinstance(elem, ir.FloatType) and \
+            b.int_width(pointee) == ir.FloatType(elem).width
+        users = [u.owner.name for u in op.results[0].uses]
+        if not same_width or any(u not in ("tt.atomic_rmw", "tt.atomic_cas") for u in users):
+            raise conv.error(op, f"reinterpreting a {elem} buffer as {pointee} elements is "
+                                 f"not supported")
+        conv.reinterpreted[op.results[0]] = pointee
+    conv.set(op.results[0], src)
 
 
 def _float_kind(t) -> str:

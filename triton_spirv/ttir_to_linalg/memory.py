@@ -71,11 +71,14 @@ def sub_box(view: ir.Value, starts, sizes) -> ir.Value:
     dyn_sizes, static_sizes = _mixed_sizes(sizes)
     # The verifier wants the exact inferred layout: a static offset when everything that
     # makes it up is static.
-    parts = [src_offset] + list(src_strides) + static_offsets
+    # (terms whose offset is a static 0 vanish, even when their stride is dynamic)
+    parts = [src_offset] + [x for o, st in zip(static_offsets, src_strides) if o != 0
+                            for x in (o, st)]
     if DYNAMIC in parts:
         offset = DYNAMIC
     else:
-        offset = src_offset + sum(o * st for o, st in zip(static_offsets, src_strides))
+        offset = src_offset + sum(o * st for o, st in zip(static_offsets, src_strides)
+                                  if o != 0)
     layout = ir.StridedLayoutAttr.get(offset, list(src_strides))
     result = ir.MemRefType.get(static_sizes, mtype.element_type, layout)
     return memref.SubViewOp(result, view, dyn_offsets, dyn_sizes, [], static_offsets,

@@ -1,0 +1,168 @@
+"""memref atomics and gpu.printf as OpenCL C 1.2.
+
+- `memref.atomic_rmw` on 32-bit integers of a global or local buffer: the OpenCL 1.2
+  builtin (`atomic_add`, `atomic_max`, ... on `volatile int*` / `uint*` for the unsigned
+  kinds, `atomic_xchg` also for float). On 64-bit integers the `atom_*` builtins of
+  cl_khr_int64_base_atomics / cl_khr_int64_extended_atomics (the device must have them).
+  Every other kind/type (float add/max/min/mul, integer mul, f64) is a compare-exchange
+  loop on the bit pattern (`atomic_cmpxchg`, `atom_cmpxchg` for 64 bits).
+- `memref.generic_atomic_rmw`: a compare-exchange loop around the region body: the block
+  argument is the current value, `memref.atomic_yield` gives the new one; the result is
+  the value the exchange replaced.
+- 8- and 16-bit elements (i8, i16, f16, bf16) have no OpenCL 1.2 atomics: rejected.
+- `gpu.printf`: `printf` with the op's format (the producer picks the conversion
+  specifiers for the operand types: OpenCL printf needs exact ones).
+"""
+
+from __future__ import annotations
+
+from . import ctypes_table as ct
+from .emitter import Target
+from .memory import pointer as _pointer
+from .errors import error_at
+
+# memref.atomic_rmw kind (arith::AtomicRMWKind) -> name
+_KIND = {0: "addf", 1: "addi", 2: "andi", 3: "assign", 4: "maximumf", 5: "maxnumf",
+         6: "maxs", 7: "maxu", 8: "minimumf", 9: "minnumf", 10: "mins", 11: "minu",
+         12: "mulf", 13: "muli", 14: "ori", 15: "xori"}
+
+# kinds with a builtin on 32-bit (atomic_) and 64-bit (atom_) integers: (name, unsigned)
+_BUILTIN = {"addi": ("add", False), "andi": ("and", False), "ori": ("or", False),
+            "xori": ("xor", False), "maxs": ("max", False), "mins": ("min", False),
+            "maxu": ("max", True), "minu": ("min", True), "assign": ("xchg", False)}
+
+# The new value of compare-exchange loops, from the current value {c} and operand {v}.
+_COMBINE = {
+    "addf": "{c} + {v}", "addi": "{c} + {v}", "mulf": "{c} * {v}",
+    "muli": "{c} * {v}", "andi": "{c} & {v}", "ori": "{c} | {v}", "xori": "{c} ^ {v}",
+    "maxs": "max({c}, {v})", "mins": "min({c}, {v})", "assign": "{v}",
+    "maxnumf": "fmax({c}, {v})", "minnumf": "fmin({c}, {v})",
+    "maximumf": "maximum_{T}({c}, {v})", "minimumf": "minimum_{T}({c}, {v})",
+    "maxu": "({T})max(({U}){c}, ({U}){v})", "minu": "({T})min(({U}){c}, ({U}){v})",
+}
+
+_INT64_PRAGMA = "pragma_int64_atomics"  # see helpers.py
+
+
+def _element(emitter, op, memref_value, indices):
+    view = emitter.view(op, memref_value)
+    kind = view.buffer.kind
+    if ct.BIT_WIDTH.get(kind) not in (32, 64) or kind == "index":
+        raise error_at(op, f"atomics on {kind} elements are not supported (OpenCL 1.2 "
+                           f"has 32- and 64-bit atomics only)")
+    index = view.element([emitter.index_expr(v) for v in indices])
+    space = "__global" if view.buffer.is_global else "__local"
+    return view, kind, space, _pointer(view, index)
+
+
+def _bits_type(kind: str) -> str:
+    return "uint" if ct.BIT_WIDTH[kind] == 32 else "ulong"
+
+
+def _to_bits(kind: str, text: str) -> str:
+    return f"as_{_bits_type(kind)}({text})" if ct.is_float(kind) else f"({_bits_type(kind)}){text}"
+
+
+def _from_bits(kind: str, text: str) -> str:
+    T = ct.VALUE_CTYPE[kind]
+    return f"as_{T}({text})" if ct.is_float(kind) else f"({T}){text}"
+
+
+def _prefix(emitter, kind: str) -> str:
+    if ct.BIT_WIDTH[kind] == 64:
+        emitter.helpers.need(_INT64_PRAGMA)
+        return "atom_"
+    return "atomic_"
+
+
+def atomic_rmw(emitter, op) -> None:
+    from mlir import ir
+    kind_name = _KIND[ir.IntegerAttr(op.attributes["kind"]).value]
+    value = emitter.operand(op.operands[0])
+    view, kind, space, pointer = _element(emitter, op, op.operands[1],
+                                          list(op.operands)[2:])
+    T = ct.VALUE_CTYPE[kind]
+    builtin = _BUILTIN.get(kind_name)
+    if builtin is not None and (ct.is_int(kind) or (kind == "f32" and kind_name == "assign")):
+        name, unsigned = builtin
+        ctype = (ct.UNSIGNED_CTYPE[kind] if unsigned else T) if ct.is_int(kind) else T
+        call = (f"{_prefix(emitter, kind) if ct.is_int(kind) else 'atomic_'}{name}("
+                f"(volatile {space} {ctype}*)({pointer}), ({ctype}){value})")
+        emitter.define(op, op.results[0], call if ctype == T else f"({T}){call}", T,
+                       default_name="old")
+        return
+    fmt = _COMBINE.get(kind_name)
+    if fmt is None:
+        raise error_at(op, f"atomic {kind_name} on {kind} is not supported")
+    if "maximum_" in fmt or "minimum_" in fmt:
+        emitter.helpers.need(f"{'maximum' if 'maximum_' in fmt else 'minimum'}_{T}")
+    _cas_loop(emitter, op, kind, space, pointer,
+              lambda current: fmt.format(c=current, v=value, T=T,
+                                         U=ct.UNSIGNED_CTYPE.get(kind, T)))
+
+
+def generic_atomic_rmw(emitter, op) -> None:
+    view, kind, space, pointer = _element(emitter, op, op.operands[0],
+                                          list(op.operands)[1:])
+    body = op.regions[0].blocks[0]
+
+    def new_value(current: str) -> str:
+        emitter.exprs[body.arguments[0]] = current
+        target = Target(emitter.names.fresh("desired"), ct.VALUE_CTYPE[kind])
+        emitter.stmt(op, f"{target.ctype} {target.name};")
+        emitter._emit_region_block(body, [target])
+        return target.name
+
+    _cas_loop(emitter, op, kind, space, pointer, new_value)
+
+
+def _cas_loop(emitter, op, kind: str, space: str, pointer: str, new_value) -> None:
+    """`old = *p; do { next = f(old) } while (!cmpxchg(p, old, next))`; the result is
+    the value that was replaced."""
+    T, U = ct.VALUE_CTYPE[kind], _bits_type(kind)
+    cmpxchg = "atom_cmpxchg" if ct.BIT_WIDTH[kind] == 64 else "atomic_cmpxchg"
+    if ct.BIT_WIDTH[kind] == 64:
+        emitter.helpers.need(_INT64_PRAGMA)
+    result = emitter.names.fresh("old")
+    p = emitter.names.fresh("atomic_ptr")
+    expected = emitter.names.fresh("expected")
+    emitter.stmt(op, f"{T} {result};")
+    emitter.out.line("{")
+    emitter.out.depth += 1
+    emitter.stmt(op, f"volatile {space} {U}* {p} = (volatile {space} {U}*)({pointer});")
+    emitter.stmt(op, f"{U} {expected} = *{p};")
+    emitter.out.open("while (1)")
+    emitter.names.push_scope()
+    current = emitter.names.fresh("current")
+    emitter.stmt(op, f"{T} {current} = {_from_bits(kind, expected)};")
+    desired = new_value(current)
+    seen = emitter.names.fresh("seen")
+    emitter.stmt(op, f"{U} {seen} = {cmpxchg}({p}, {expected}, {_to_bits(kind, desired)});")
+    emitter.stmt(op, f"if ({seen} == {expected}) {{ {result} = {current}; break; }}")
+    emitter.stmt(op, f"{expected} = {seen};")
+    emitter.names.pop_scope()
+    emitter.out.close()
+    emitter.out.close()
+    emitter.exprs[op.results[0]] = result
+
+
+def atomic_yield(emitter, op) -> None:
+    target = emitter.targets[-1][0]
+    emitter.stmt(op, f"{target.name} = {emitter.operand(op.operands[0])};")
+
+
+def printf(emitter, op) -> None:
+    from mlir import ir
+    fmt = ir.StringAttr(op.attributes["format"]).value
+    escaped = (fmt.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+               .replace("\t", "\\t"))
+    args = "".join(f", {emitter.operand(v)}" for v in op.operands)
+    emitter.stmt(op, f'printf("{escaped}"{args});')
+
+
+HANDLERS = {
+    "memref.atomic_rmw": atomic_rmw,
+    "memref.generic_atomic_rmw": generic_atomic_rmw,
+    "memref.atomic_yield": atomic_yield,
+    "gpu.printf": printf,
+}

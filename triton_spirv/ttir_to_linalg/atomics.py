@@ -1,0 +1,168 @@
+"""tt.atomic_rmw and tt.atomic_cas on global memory.
+
+Both become upstream memref atomics on the kernel buffer, one element at a time:
+- `tt.atomic_rmw` -> `memref.atomic_rmw <kind>` (returns the old value);
+- `tt.atomic_cas` -> `memref.generic_atomic_rmw` whose region yields `val` when the
+  current value equals `cmp` (bit patterns, as Triton's `atom.cas.bN`) and the current
+  value otherwise: a compare-and-swap that returns the old value.
+A scalar pointer gives one atomic (under `scf.if` when masked; a masked-off atomic
+returns 0). A tensor of pointers gives a loop nest over the tile, element by element in
+row-major order, each atomic under its mask, the old values stored into a result tile.
+`sem` and `scope` are accepted: OpenCL 1.2 atomics are relaxed and device-wide, and the
+emitter's compare-exchange loops are sequentially consistent per address.
+Float max/min reach here as integer max/umin on bit patterns (Triton's own lowering).
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, memref, scf, tensor
+
+from . import builders as b
+from . import memory
+from .values import Pointer, PointerTensor, Value
+
+# tt.atomic_rmw `atomic_rmw_op` (TritonAttrEnums.td) -> (kind for ints, kind for floats)
+_KINDS = {
+    1: ("andi", None), 2: ("ori", None), 3: ("xori", None), 4: ("addi", None),
+    5: (None, "addf"), 6: ("maxs", None), 7: ("mins", None), 8: ("maxu", None),
+    9: ("minu", None), 10: ("assign", "assign"),
+}
+_KIND_VALUES = {name: value for name, value in
+                [("addf", 0), ("addi", 1), ("andi", 2), ("assign", 3), ("maximumf", 4),
+                 ("maxnumf", 5), ("maxs", 6), ("maxu", 7), ("minimumf", 8), ("minnumf", 9),
+                 ("mins", 10), ("minu", 11), ("mulf", 12), ("muli", 13), ("ori", 14),
+                 ("xori", 15)]}
+
+
+def _rmw_kind(conv, op, elem: ir.Type) -> ir.Attribute:
+    code = ir.IntegerAttr(op.attributes["atomic_rmw_op"]).value
+    int_kind, float_kind = _KINDS.get(code, (None, None))
+    kind = float_kind if isinstance(elem, ir.FloatType) else int_kind
+    if kind is None:
+        raise conv.error(op, f"atomic_rmw op {code} on {elem} is not supported")
+    return ir.Attribute.parse(f"{_KIND_VALUES[kind]} : i64")
+
+
+_INT_COMBINE = {"addi": arith.addi, "andi": arith.andi, "ori": arith.ori,
+                "xori": arith.xori, "maxs": arith.maxsi, "mins": arith.minsi,
+                "maxu": arith.maxui, "minu": arith.minui, "assign": lambda cur, v: v}
+
+
+def _rmw_bits_one(kind_name, buffer, offset, value, mask, int_type):
+    """An integer rmw on the bit patterns of a float buffer (Triton's float max/min):
+    a generic atomic that bitcasts, combines and bitcasts back; returns the old bits."""
+    elem = memory.buffer_element_type(buffer)
+
+    def do():
+        generic = memref.GenericAtomicRMWOp(elem, buffer, [_index(offset)])
+        block = generic.regions[0].blocks.append(elem)
+        with ir.InsertionPoint(block):
+            current = arith.bitcast(int_type, block.arguments[0])
+            new = _INT_COMBINE[kind_name](current, value)
+            memref.AtomicYieldOp(arith.bitcast(elem, new))
+        return arith.bitcast(int_type, generic.result)
+
+    return memory._guarded(mask, do, lambda: memory.zero(int_type), int_type)
+
+
+def _index(offset: ir.Value) -> ir.Value:
+    return arith.index_cast(b.index_type(), offset)
+
+
+def _rmw_one(kind, buffer, offset, value, mask):
+    elem = memory.buffer_element_type(buffer)
+
+    def do():
+        return memref.AtomicRMWOp(kind, value, buffer, [_index(offset)]).result
+
+    return memory._guarded(mask, do, lambda: memory.zero(elem), elem)
+
+
+def _cas_one(buffer, offset, cmp, value, mask=None):
+    elem = memory.buffer_element_type(buffer)
+    generic = memref.GenericAtomicRMWOp(elem, buffer, [_index(offset)])
+    block = generic.regions[0].blocks.append(elem)
+    with ir.InsertionPoint(block):
+        current = block.arguments[0]
+        if isinstance(elem, ir.FloatType):
+            bits = ir.IntegerType.get_signless(ir.FloatType(elem).width)
+            same = arith.cmpi(0, arith.bitcast(bits, current), arith.bitcast(bits, cmp))
+        else:
+            same = arith.cmpi(0, current, cmp)
+        memref.AtomicYieldOp(arith.select(same, value, current))
+    return generic.result
+
+
+def _each_element(conv, op, ptr: PointerTensor, operands, one, elem=None):
+    """Runs `one(offset, *elements)` for every element of the tile; returns the tile of
+    results."""
+    shape = ptr.shape
+    elem = elem or memory.buffer_element_type(ptr.buffer)
+    tile = memory.tile_buffer(shape, elem)
+
+    def body(indices):
+        offset = tensor.extract(ptr.offsets.value, indices)
+        elements = [None if v is None else
+                    (tensor.extract(v, indices) if b.is_tensor(v.type) else v)
+                    for v in operands]
+        memref.store(one(offset, *elements), tile, indices)
+
+    memory._loop_nest(shape, body)
+    return memory.as_tensor(tile)
+
+
+def _operand(conv, op, i):
+    return conv.get_value(op, op.operands[i]).value if len(op.operands) > i else None
+
+
+def atomic_rmw(conv, op):
+    ptr = conv.get(op.operands[0])
+    value, mask = _operand(conv, op, 1), _operand(conv, op, 2)
+    if not isinstance(ptr, (Pointer, PointerTensor)):
+        raise conv.error(op, "atomic on a value that is not a pointer")
+    int_type = conv.reinterpreted.get(op.operands[0])
+    if int_type is not None:
+        code = ir.IntegerAttr(op.attributes["atomic_rmw_op"]).value
+        kind_name = _KINDS.get(code, (None, None))[0]
+        if kind_name not in _INT_COMBINE:
+            raise conv.error(op, f"atomic_rmw op {code} on reinterpreted floats")
+        one = lambda off, v, m: _rmw_bits_one(kind_name, ptr.buffer, off, v, m,  # noqa
+                                              int_type)
+        result = one(ptr.offset, value, mask) if isinstance(ptr, Pointer) else \
+            _each_element(conv, op, ptr, [value, mask], one, int_type)
+        conv.set(op.results[0], Value(result))
+        return
+    kind = _rmw_kind(conv, op, memory.buffer_element_type(ptr.buffer))
+    if isinstance(ptr, Pointer):
+        result = _rmw_one(kind, ptr.buffer, ptr.offset, value, mask)
+    else:
+        result = _each_element(conv, op, ptr, [value, mask],
+                               lambda off, v, m: _rmw_one(kind, ptr.buffer, off, v, m))
+    conv.set(op.results[0], Value(result))
+
+
+def atomic_cas(conv, op):
+    ptr = conv.get(op.operands[0])
+    cmp, value = _operand(conv, op, 1), _operand(conv, op, 2)
+    if not isinstance(ptr, (Pointer, PointerTensor)):
+        raise conv.error(op, "atomic on a value that is not a pointer")
+    if op.operands[0] in conv.reinterpreted:
+        raise conv.error(op, "atomic_cas through a reinterpreted pointer is not supported")
+    if isinstance(ptr, Pointer):
+        result = _cas_one(ptr.buffer, ptr.offset, cmp, value)
+    else:
+        result = _each_element(conv, op, ptr, [cmp, value],
+                               lambda off, c, v: _cas_one(ptr.buffer, off, c, v))
+    conv.set(op.results[0], Value(result))
+
+
+def barrier(conv, op):
+    from mlir.dialects import gpu
+    gpu.barrier()
+
+
+HANDLERS = {
+    "tt.atomic_rmw": atomic_rmw,
+    "tt.atomic_cas": atomic_cas,
+    "ttg.barrier": barrier,
+}
