@@ -47,6 +47,13 @@ class EmittedKernel:
     hidden_arg_types: list[str] = field(default_factory=list)
     bounds_params: list[int] = field(default_factory=list)
     bounds_sites: list[dict] = field(default_factory=list)
+    # Kernels with tl.device_assert: [path, line, message] per assert id (from the
+    # `opencl.asserts` attribute); their last parameter (before bounds-checked mode's)
+    # is the assert record.
+    asserts: list[list] = field(default_factory=list)
+    # Kernels with tt.int_to_ptr: how many flat memory buffers follow the kernel's own
+    # parameters (before the assert record).
+    flat_memory: int = 0
 
 
 def emit_opencl(module: ir.Module, bounds_check: bool = False) -> EmittedKernel:
@@ -103,7 +110,7 @@ class Target:
 
 # Ops with no side effects: skipped when none of their results is used.
 _PURE_PREFIXES = ("arith.", "math.")
-_PURE_OPS = {"memref.load", "gpu.block_id", "gpu.grid_dim", "gpu.thread_id",
+_PURE_OPS = {"memref.load", "memref.extract_aligned_pointer_as_index", "gpu.block_id", "gpu.grid_dim", "gpu.thread_id",
              "gpu.block_dim", "vector.transfer_read", "vector.load",
              "vector.extract", "vector.insert", "vector.broadcast", "vector.splat"}
 
@@ -160,12 +167,46 @@ class KernelEmitter:
             kernel.hidden_arg_types = hidden
             kernel.bounds_params = list(self.bounds.hidden_params)
             kernel.bounds_sites = [site.as_dict() for site in self.bounds.sites]
+        kernel.asserts = self._asserts()
+        kernel.flat_memory = self._flat_memory()
         return kernel
+
+    def _flat_memory(self) -> int:
+        """How many flat memory buffers (tt.int_to_ptr) follow the kernel's own parameters."""
+        attrs = self.func.attributes
+        return int(ir.IntegerAttr(attrs["opencl.flat_memory"]).value) \
+            if "opencl.flat_memory" in attrs else 0
+
+    def _n_hidden_args(self) -> int:
+        """Parameters after the kernel's own: flat memory buffers, then the assert record."""
+        return self._flat_memory() + ("opencl.asserts" in self.func.attributes)
+
+    def _extract_pointer(self, op) -> None:
+        """memref.extract_aligned_pointer_as_index of a global buffer: its address."""
+        view = self.view(op, op.operands[0])
+        if not view.buffer.is_global:
+            raise error_at(op, "the address of a __local buffer is not available")
+        self.define(op, op.results[0], f"(long){view.buffer.name}")
+
+    def _asserts(self) -> list[list]:
+        """[path, line, message] per assert id; the record parameter is the last one."""
+        attrs = self.func.attributes
+        if "opencl.asserts" not in attrs:
+            return []
+        entries = []
+        for entry in ir.ArrayAttr(attrs["opencl.asserts"]):
+            path, line, message = list(ir.ArrayAttr(entry))
+            entries.append([ir.StringAttr(path).value, ir.IntegerAttr(line).value,
+                            ir.StringAttr(message).value])
+        return entries
 
     def _declare_bounds_params(self, params: list[str]) -> list[str]:
         """Bounds-checked mode: an extent per global buffer and the error record."""
         block = self.func.regions[0].blocks[0]
-        buffers = [(i, self.views[arg].buffer.name) for i, arg in enumerate(block.arguments)
+        # The flat memory buffers and the assert record are the launcher's own buffers.
+        arguments = list(block.arguments)
+        arguments = arguments[:len(arguments) - self._n_hidden_args()]
+        buffers = [(i, self.views[arg].buffer.name) for i, arg in enumerate(arguments)
                    if arg in self.views]
         return self.bounds.add_hidden_params(params, buffers)
 
@@ -907,6 +948,7 @@ _HANDLERS: dict[str, Callable[[KernelEmitter, ir.OpView], None]] = {
     "memref.collapse_shape": KernelEmitter._collapse_shape,
     "memref.expand_shape": KernelEmitter._expand_shape,
     "memref.cast": KernelEmitter._memref_cast,
+    "memref.extract_aligned_pointer_as_index": KernelEmitter._extract_pointer,
     "memref.load": KernelEmitter._load,
     "memref.store": KernelEmitter._store,
     "memref.copy": KernelEmitter._copy,

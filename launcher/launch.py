@@ -23,6 +23,8 @@ import numbers
 import operator
 import sys
 
+from .asserts import assert_plan
+from .flat_memory import flat_memory_plan
 from .bounds import BoundsPlan, begin_checks, needs_checks
 from .buffers import ArgumentProblem, check_no_overlap, host_memory_range
 from .clbin import unpack_clbin
@@ -282,6 +284,11 @@ class OpenCLLauncher:
         # Tuples and descriptors stand for several kernel parameters each.
         self._has_tuples = any(isinstance(ty, tuple) or is_descriptor_type(ty) for ty in types)
         self._scratch = ScratchPlan(metadata)
+        # tl.device_assert: a hidden record parameter after the kernel's own (asserts.py).
+        self._asserts = assert_plan(metadata, self.kernel_name)
+        self._assert_index = None  # its kernel parameter index, set by _bind
+        # tt.int_to_ptr: hidden host-memory buffers before the assert record (flat_memory.py).
+        self._flat = flat_memory_plan(metadata, self.kernel_name)
         self._plan_arguments(types, _argument_names(src))
         self._set_args = _choose_arg_setter()
         self._enqueue = cl.enqueue_nd_range_kernel
@@ -332,14 +339,22 @@ class OpenCLLauncher:
         with function.lock:
             # Bounds-checked kernels and recorded launches only (bounds.py).
             checks = begin_checks(self, function, queue, global_size, args) if needs_checks(function) else None
+            if self._flat is not None:
+                self._flat.set_args(function)
+            if self._asserts is not None:
+                self._asserts.begin(function, queue, self._assert_index, checks)
             if function.device.zero_copy:
                 self._launch_zero_copy(function, queue, global_size, args, launch_metadata,
                                        launch_enter_hook, launch_exit_hook)
             else:
                 self._launch_copying(function, queue, global_size, args, launch_metadata,
                                      launch_enter_hook, launch_exit_hook)
+            failed = self._asserts.collect(queue, checks) \
+                if self._asserts is not None and global_size is not None else None
             if checks is not None:
                 checks.finish()
+            if failed is not None:
+                raise failed
 
     def _launch_zero_copy(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
         buffer_args = self._aliasing_buffer_args(function.device.buffers, args)
@@ -478,7 +493,10 @@ class OpenCLLauncher:
 
     def _bind(self, function):
         n_params = len(self._param_types)
-        if function.num_args - (function.bounds.n_hidden if function.bounds is not None else 0) != n_params:
+        hidden = (function.bounds.n_hidden if function.bounds is not None else 0) + (self._asserts is not None)
+        n_flat = self._flat.count if self._flat is not None else 0
+        hidden += n_flat
+        if function.num_args - hidden != n_params:
             raise KernelArgumentError(
                 f"kernel '{self.kernel_name}' has {function.num_args} OpenCL parameters but its Triton "
                 f"signature has {n_params} non-constexpr arguments ({self._param_types})")
@@ -488,6 +506,11 @@ class OpenCLLauncher:
                 raise KernelArgumentError(
                     f"parameter {index} of kernel '{self.kernel_name}' is declared '{decl}' in the OpenCL "
                     f"source but the Triton signature says {ty!r}: {problem}")
+        # Hidden parameters: flat memory buffers, assert record, then bounds-checked mode's.
+        if self._flat is not None:
+            self._flat.bind(function, n_params)
+        if self._asserts is not None:
+            self._assert_index = n_params + n_flat
         self._bound = function
 
 

@@ -124,6 +124,7 @@ class Recording:
                      "params": {}}
         self._ranges = {}  # (address, nbytes) -> snapshot number
         self._raw = {}  # snapshot number -> [bytes before, bytes after] (buffers not in host memory)
+        self._inputs_written = False
 
     def buffer(self, index, address, nbytes, element_type):
         key = (int(address), int(nbytes))
@@ -135,6 +136,9 @@ class Recording:
         number = len(self._ranges) + len(self._raw)
         self._raw[number] = [bytes(data), bytes(data)]
         self.meta["params"][str(index)] = {"kind": "buffer", "snapshot": number, "element": element_type}
+        if self._inputs_written:  # added after before() (the assert record): write its input now
+            with open(os.path.join(self.path, f"buf{number}.in"), "wb") as f:
+                f.write(bytes(data))
 
     def raw_output(self, index, data):
         number = self.meta["params"][str(index)]["snapshot"]
@@ -154,6 +158,7 @@ class Recording:
             return False
         os.makedirs(self.path, exist_ok=True)
         self._write("in")
+        self._inputs_written = True
         return True
 
     def after(self):

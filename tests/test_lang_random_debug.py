@@ -132,7 +132,8 @@ def assert_kernel(x_ptr, N: tl.constexpr):
 
 def test_device_assert_reports_kernel_and_line(capfd):
     x = torch.tensor([0.5, 7.0, 1.0, 2.0])
-    assert_kernel[(1,)](x, N=4, debug=True)
+    with pytest.raises(AssertionError, match="assert_kernel: test_lang_random_debug.py:.*x is too big"):
+        assert_kernel[(1,)](x, N=4, debug=True)
     _flush_c_stdout()
     out = capfd.readouterr().out
     assert "assert_kernel" in out and "test_lang_random_debug.py:" in out

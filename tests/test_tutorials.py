@@ -84,8 +84,6 @@ def test_07_extern_functions():
 
 
 @slow
-@pytest.mark.xfail(strict=False, reason="ConversionError: pointers made from integers are not supported on OpenCL "
-                   "(tt.int_to_ptr in grouped_matmul_kernel, 08-grouped-gemm.py:98)")
 def test_08_grouped_gemm():
     tutorial = load_tutorial("08-grouped-gemm.py")
     assert tutorial.check(group_m=(128, 64), group_n=(64, 128), group_k=(64, 32)) < 1e-1

@@ -200,6 +200,12 @@ def make_cl(src: str, metadata, options) -> str:
     metadata["profile_scratch_align"] = 1
     metadata["local_size"] = list(emitted.local_size)
     metadata["arg_types"] = list(emitted.arg_types)
+    if emitted.asserts:
+        # tl.device_assert: the launcher passes the record and names the failed assert.
+        metadata["asserts"] = [list(entry) for entry in emitted.asserts]
+    if emitted.flat_memory:
+        # tt.int_to_ptr: the launcher passes host-memory buffers (zero-copy devices only).
+        metadata["flat_memory"] = emitted.flat_memory
     if options.bounds_check:
         _add_bounds_metadata(metadata, emitted)
     return emitted.source

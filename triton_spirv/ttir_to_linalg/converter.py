@@ -6,7 +6,9 @@ one handler in `HANDLERS`; arith and math ops share the elementwise handler, whi
 the scalar op in a `linalg.generic` when its operands are tensors.
 
 Kernel signature: each `!tt.ptr<T>` argument becomes a `memref<?xT>` (the whole buffer),
-scalars keep their type. Program ids are `gpu.block_id`, numbers of programs
+scalars keep their type. Hidden arguments follow: the flat memory buffers of kernels
+with `tt.int_to_ptr` (flat.py), then the assert record of kernels with `tt.assert`
+(debug.py). Program ids are `gpu.block_id`, numbers of programs
 `gpu.grid_dim`: one Triton program is one OpenCL work-group.
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ from . import elementwise
 from . import shapes
 from . import atomics
 from . import debug
+from . import flat
 from .values import Converted, Pointer, PointerTensor, Value, flatten, rebuild
 
 
@@ -99,6 +102,14 @@ class KernelConverter:
         # Pointers Triton bitcast to an integer type of the same width (float atomics):
         # TTIR value -> the integer element type the atomic sees.
         self.reinterpreted: Dict[ir.Value, ir.Type] = {}
+        # tt.assert: (file, line, message) per assert id and the hidden record argument
+        # (debug.py); no record when the kernel has no asserts.
+        self.asserts = debug.collect_asserts(tt_func)
+        self.assert_record: Optional[ir.Value] = None
+        # tt.int_to_ptr: element type of each hidden flat memory buffer (flat.py) and
+        # str(type) -> that argument.
+        self.flat_types = flat.collect_pointees(tt_func, pointee_of)
+        self.flat_buffers: Dict[str, ir.Value] = {}
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -136,11 +147,14 @@ class KernelConverter:
                 raise self.error(self.tt_func, f"kernel argument of type {arg.type} is not supported")
             else:
                 arg_types.append(arg.type)
+        names = [_arg_name(a, i) for i, a in enumerate(entry.arguments)]
+        hidden_types, hidden_names = self._hidden_arguments()
         with self.tt_func.location, ir.InsertionPoint(self.out_module.body):
-            kernel = func.FuncOp(self.name, ir.FunctionType.get(arg_types, []))
+            kernel = func.FuncOp(self.name, ir.FunctionType.get(arg_types + hidden_types, []))
         kernel.attributes["opencl.arg_names"] = ir.ArrayAttr.get(
-            [ir.StringAttr.get(_arg_name(a, i)) for i, a in enumerate(entry.arguments)])
+            [ir.StringAttr.get(n) for n in names + hidden_names])
         block = kernel.add_entry_block()
+        self._bind_hidden_arguments(kernel, list(block.arguments)[len(entry.arguments):])
         with ir.InsertionPoint(block):
             for old, new in zip(entry.arguments, block.arguments):
                 if pointee_of(old.type) is not None:
@@ -150,6 +164,27 @@ class KernelConverter:
                     self.set(old, Value(new))
             self.convert_block(entry)
         return kernel
+
+    def _hidden_arguments(self):
+        """Arguments after the kernel's own: the flat memory buffers of tt.int_to_ptr
+        (flat.py), then the assert record (debug.py). -> (types, names)"""
+        dynamic = [ir.ShapedType.get_dynamic_size()]
+        types = [ir.MemRefType.get(dynamic, t) for t in self.flat_types]
+        names = [f"flat_memory_{t}" for t in self.flat_types]
+        if self.asserts:
+            types.append(ir.MemRefType.get(dynamic, ir.IntegerType.get_signless(32)))
+            names.append("assert_record")
+        return types, names
+
+    def _bind_hidden_arguments(self, kernel, hidden):
+        for t, arg in zip(self.flat_types, hidden):
+            self.flat_buffers[str(t)] = arg
+        if self.flat_types:
+            kernel.attributes["opencl.flat_memory"] = ir.IntegerAttr.get(
+                b.i64(), len(self.flat_types))
+        if self.asserts:
+            self.assert_record = hidden[len(self.flat_types)]
+            kernel.attributes["opencl.asserts"] = debug.asserts_attr(self.asserts)
 
     def convert_block(self, block: ir.Block):
         for op in block.operations:
@@ -641,14 +676,10 @@ class KernelConverter:
             self.set(op.results[0], Value(memory.zero(t)))
 
     def int_to_ptr(self, op):
-        raise self.error(op, "pointers made from integers (tl.pointer_type casts, e.g. "
-                             "pointer tables loaded from memory) are not supported on "
-                             "OpenCL: a kernel reaches memory only through its buffer "
-                             "arguments")
+        flat.int_to_ptr(self, op, pointee_of)
 
     def ptr_to_int(self, op):
-        raise self.error(op, "pointer-to-integer casts are not supported on OpenCL: "
-                             "buffers have no stable device address")
+        flat.ptr_to_int(self, op)
 
     def ignore(self, op):
         """Ops that carry hints only (tt.assume)."""

@@ -8,13 +8,18 @@ and bf16 widened to f32), pointers print their element offset.
 
 tt.assert: every element whose condition is false prints
 `<file>:<line>: <function>: block: [x, y, z], thread: [i]: Assertion `<message>` failed.`
-The kernel keeps running (a failed assert does not yet raise a Python exception: that
-needs a failure record the launcher reads back after the launch; see the report).
+and reports into the assert record, so that the launch raises AssertionError:
+a kernel with asserts takes one more `memref<?xi32>` argument after its own
+(`assert_record`, ASSERT_RECORD_INTS ints that the launcher zeroes before each launch)
+and carries `opencl.asserts = [["<file>", <line>, "<message>"], ...]`. The first failing
+element (an atomic compare-exchange on word 0) writes assert id + 1 into word 0 and its
+program id into words 1-3; later failures leave the record alone. The kernel keeps
+running after a failure.
 """
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, gpu, tensor
+from mlir.dialects import arith, gpu, memref, tensor
 
 from . import builders as b
 from . import memory
@@ -83,6 +88,56 @@ def print_op(conv, op):
         memory._loop_nest(shape, one)
 
 
+ASSERT_RECORD_INTS = 4  # launcher/asserts.py reads the same layout
+
+
+def _assert_key(op):
+    from ..ttir.reader import source_line
+    where = source_line(op.location)
+    path, line = (where[0], where[1]) if where else ("", 0)
+    return (path, int(line), ir.StringAttr(op.attributes["message"]).value)
+
+
+def collect_asserts(tt_func) -> list:
+    """(file, line, message) of each distinct tt.assert in the function, in op order."""
+    found = []
+
+    def walk(operation):
+        for region in operation.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    inner = inner.operation
+                    if inner.name == "tt.assert":
+                        key = _assert_key(inner)
+                        if key not in found:
+                            found.append(key)
+                    walk(inner)
+
+    walk(tt_func)
+    return found
+
+
+def asserts_attr(asserts) -> ir.Attribute:
+    """`opencl.asserts`: one [file, line, message] array per assert id."""
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([
+        ir.StringAttr.get(path), ir.IntegerAttr.get(_i32(), line), ir.StringAttr.get(message)])
+        for path, line, message in asserts])
+
+
+def _record_failure(record, assert_id: int, pid):
+    """The first failure wins word 0 (compare-exchange 0 -> id + 1) and writes its pid."""
+    from .atomics import _cas_one
+    zero = arith.constant(_i32(), 0)
+    old = _cas_one(record, arith.constant(b.i64(), 0), zero, arith.constant(_i32(), assert_id + 1))
+    won = arith.cmpi(0, old, zero)
+
+    def write_pid():
+        for k, value in enumerate(pid):
+            memref.store(value, record, [b.const_index(k + 1)])
+
+    memory._guarded(won, write_pid, None, None)
+
+
 def assert_op(conv, op):
     from ..ttir.reader import source_line
     message = ir.StringAttr(op.attributes["message"]).value
@@ -99,7 +154,13 @@ def assert_op(conv, op):
         failed = arith.xori(c, arith.constant(c.type, 1))
         flat = arith.constant(_i32(), 0) if not indices else \
             arith.index_cast(_i32(), indices[-1])
-        memory._guarded(failed, lambda: gpu.printf(text, *pid, flat), None, None)
+
+        def fail():
+            gpu.printf(text, *pid, flat)
+            if conv.assert_record is not None:
+                _record_failure(conv.assert_record, conv.asserts.index(_assert_key(op)), pid)
+
+        memory._guarded(failed, fail, None, None)
 
     if not b.is_tensor(cond.type):
         check(cond, [])
