@@ -83,13 +83,11 @@ def test_07_extern_functions():
     assert tutorial.check(size=5000) < 1e-6
 
 
-@slow
 def test_08_grouped_gemm():
     tutorial = load_tutorial("08-grouped-gemm.py")
     assert tutorial.check(group_m=(128, 64), group_n=(64, 128), group_k=(64, 32)) < 1e-1
 
 
-@slow
 def test_09_persistent_matmul():
     tutorial = load_tutorial("09-persistent-matmul.py")
     assert tutorial.validate(32, 32, 32) < 1e-2
