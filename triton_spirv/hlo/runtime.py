@@ -247,17 +247,7 @@ class ModuleRunner:
         for kernel in fusion.kernels:
             args = []
             for ref in kernel.plan.buffers:
-                if ref.kind == "param":
-                    array = params[ref.key]
-                elif ref.kind == "const":
-                    if ref.key not in constants:
-                        constants[ref.key] = to_storage(literal_array(ref.key), ref.element)
-                    array = constants[ref.key]
-                else:
-                    array = outputs[ref.key]
-                if array.size == 0:
-                    array = np.zeros(1, dtype=array.dtype)
-                args.append(_HostArray(array))
+                args.append(_buffer_argument(ref, params, outputs, constants))
             if kernel.plan.grid > 0 and all(
                     leaf_shape(r, l).size > 0 for r, l in fusion_outputs(computation)):
                 self._launch(kernel, args)
@@ -301,17 +291,7 @@ class ModuleRunner:
                 if ref.kind == "dim":
                     call.append(int(dims[ref.key]))
                     continue
-                if ref.kind == "param":
-                    array = params[ref.key]
-                elif ref.kind == "const":
-                    if ref.key not in constants:
-                        constants[ref.key] = to_storage(literal_array(ref.key), ref.element)
-                    array = constants[ref.key]
-                else:
-                    array = outputs[ref.key]
-                if array.size == 0:
-                    array = np.zeros(1, dtype=array.dtype)
-                call.append(_HostArray(array))
+                call.append(_buffer_argument(ref, params, outputs, constants))
             grid = int(grids[kernel.name])
             if grid > 0 and all(o.size > 0 for o in outputs):
                 self._launch(kernel, call, grid)
@@ -407,3 +387,20 @@ def run_hlo(text_or_module, inputs, bf16_as: str = "float32"):
 
 def run_hlo_file(path: str, inputs, bf16_as: str = "float32"):
     return ModuleRunner(read_hlo_file(path)).run(inputs, bf16_as)
+
+
+def _buffer_argument(ref, params, outputs, constants):
+    """The host array a kernel buffer argument refers to: an entry parameter, an array
+    constant (converted once per run), or an output. Empty arrays pass one dummy element
+    (OpenCL buffers cannot be empty)."""
+    if ref.kind == "param":
+        array = params[ref.key]
+    elif ref.kind == "const":
+        if ref.key not in constants:
+            constants[ref.key] = to_storage(literal_array(ref.key), ref.element)
+        array = constants[ref.key]
+    else:
+        array = outputs[ref.key]
+    if array.size == 0:
+        array = np.zeros(1, dtype=array.dtype)
+    return _HostArray(array)
