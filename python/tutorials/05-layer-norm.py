@@ -254,14 +254,18 @@ def test_layer_norm(M, N, dtype, eps=1e-5, device=DEVICE):
     x.requires_grad_(True)
     # forward pass
     y_tri = layer_norm(x, w_shape, weight, bias, eps)
-    y_ref = torch.nn.functional.layer_norm(x, w_shape, weight, bias, eps).to(dtype)
+    # The reference runs in float32 on the same (rounded) inputs: torch's CPU fp16
+    # backward sums dw/db over all rows in fp16, which is 10x further from an fp64
+    # result than the kernels here (measured at 1151x1024: 0.053 against 0.0054).
+    x_ref, weight_ref, bias_ref = [t.detach().float().requires_grad_(True) for t in (x, weight, bias)]
+    y_ref = torch.nn.functional.layer_norm(x_ref, w_shape, weight_ref, bias_ref, eps)
     # backward pass (triton)
     y_tri.backward(dy, retain_graph=True)
     dx_tri, dw_tri, db_tri = [_.grad.clone() for _ in [x, weight, bias]]
-    x.grad, weight.grad, bias.grad = None, None, None
     # backward pass (torch)
-    y_ref.backward(dy, retain_graph=True)
-    dx_ref, dw_ref, db_ref = [_.grad.clone() for _ in [x, weight, bias]]
+    y_ref.backward(dy.float(), retain_graph=True)
+    dx_ref, dw_ref, db_ref = [_.grad.to(dtype) for _ in [x_ref, weight_ref, bias_ref]]
+    y_ref = y_ref.to(dtype)
     diffs = {name: (tri.float() - ref.float()).abs().max().item()
              for name, tri, ref in (("y", y_tri, y_ref), ("dx", dx_tri, dx_ref), ("dw", dw_tri, dw_ref),
                                     ("db", db_tri, db_ref))}
