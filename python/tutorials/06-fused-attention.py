@@ -423,7 +423,7 @@ def main():
         for causal in (False, True):
             test_op(1, 2, 128, 64, causal, dtype)
     if os.environ.get("BENCHMARK", "1") != "0":
-        bench_flash_attention.run(save_path=".", print_data=True)
+        bench_flash_attention.run(print_data=True, show_plots=False)
 
 
 if __name__ == "__main__":
