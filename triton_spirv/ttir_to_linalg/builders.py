@@ -200,3 +200,14 @@ def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> ir.Affin
     exprs = [ir.AffineConstantExpr.get(0) if i == 1 and o != 1 else ir.AffineDimExpr.get(d)
              for d, (i, o) in enumerate(zip(in_shape, out_shape))]
     return ir.AffineMap.get(rank, 0, exprs)
+
+
+def nested_ops(operation, name: str):
+    """Every op called `name` inside `operation`'s regions, at any depth, in order."""
+    for region in operation.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = inner.operation
+                if inner.name == name:
+                    yield inner
+                yield from nested_ops(inner, name)

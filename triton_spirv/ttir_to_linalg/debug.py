@@ -101,19 +101,10 @@ def _assert_key(op):
 def collect_asserts(tt_func) -> list:
     """(file, line, message) of each distinct tt.assert in the function, in op order."""
     found = []
-
-    def walk(operation):
-        for region in operation.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    inner = inner.operation
-                    if inner.name == "tt.assert":
-                        key = _assert_key(inner)
-                        if key not in found:
-                            found.append(key)
-                    walk(inner)
-
-    walk(tt_func)
+    for assert_op in b.nested_ops(tt_func, "tt.assert"):
+        key = _assert_key(assert_op)
+        if key not in found:
+            found.append(key)
     return found
 
 

@@ -36,22 +36,13 @@ def collect_pointees(tt_func, pointee_of) -> list:
     """Element types (as buffers hold them) of the pointers that tt.int_to_ptr makes,
     in order of first use."""
     found = []
-
-    def walk(operation):
-        for region in operation.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    inner = inner.operation
-                    if inner.name == "tt.int_to_ptr":
-                        t = inner.results[0].type
-                        pointee = pointee_of(b.element_type(t) if b.is_tensor(t) else t)
-                        if pointee is not None:
-                            elem = _memory_element(pointee)
-                            if str(elem) not in [str(e) for e in found]:
-                                found.append(elem)
-                    walk(inner)
-
-    walk(tt_func)
+    for make_ptr in b.nested_ops(tt_func, "tt.int_to_ptr"):
+        t = make_ptr.results[0].type
+        pointee = pointee_of(b.element_type(t) if b.is_tensor(t) else t)
+        if pointee is not None:
+            elem = _memory_element(pointee)
+            if str(elem) not in [str(e) for e in found]:
+                found.append(elem)
     return found
 
 
