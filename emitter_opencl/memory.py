@@ -109,15 +109,22 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
         return True  # nothing to copy
     stride = glob.strides[-1]
 
-    def row_copy(row: list[str], event: str) -> str:
+    def row_copy(row: list[str], event: str, assign: str) -> str:
+        """The statement `assign = <copy of one row>;`."""
         row_src, row_dst = pointer(src, src.element(row)), pointer(dst, dst.element(row))
         n = count
         if emitter.bounds is not None:  # nothing copied when the row leaves the buffer
             n = emitter.bounds.copy_count(glob.buffer, glob.element(row), count, stride, glob is dst)
+        contiguous = f"{assign} = async_work_group_copy({row_dst}, {row_src}, {n}, {event});"
         if stride == 1:
-            return f"async_work_group_copy({row_dst}, {row_src}, {n}, {event})"
-        return (f"async_work_group_strided_copy({row_dst}, {row_src}, {n}, "
-                f"{stride}, {event})")
+            return contiguous
+        strided = (f"{assign} = async_work_group_strided_copy({row_dst}, {row_src}, {n}, "
+                   f"{stride}, {event});")
+        if isinstance(stride, int):
+            return strided
+        # A stride known only at run time is most often 1 (Triton does not specialize
+        # strides equal to 1), and PoCL's contiguous copy is several times faster.
+        return f"if ({atom(stride)} == 1) {contiguous} else {strided}"
 
     # The copy is made by the work-group, not by the work-item that wrote the local
     # side (or will write over what it reads): without a barrier first, those accesses
@@ -128,13 +135,18 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
         emitter.out.line("barrier(CLK_LOCAL_MEM_FENCE);")
     event = emitter.names.fresh("ev")
     if not rows:
-        emitter.out.line(f"event_t {event} = {row_copy([], '0')};")
+        copy = row_copy([], "0", event)
+        if copy.startswith(event):
+            emitter.out.line(f"event_t {copy}")
+        else:
+            emitter.out.line(f"event_t {event};")
+            emitter.out.line(copy)
         emitter.out.line(f"wait_group_events(1, &{event});")
         return True
     # One event shared by all row copies; a copy with no rows has none to wait for.
     emitter.out.line(f"event_t {event} = 0;")
     loops = _open_loops(emitter, rows, "r")
-    emitter.out.line(f"{event} = {row_copy(loops, event)};")
+    emitter.out.line(row_copy(loops, event, event))
     _close_loops(emitter, loops)
     total_rows = product(rows)
     guard = "" if isinstance(total_rows, int) else f"if ({total_rows} > 0) "

@@ -1,12 +1,18 @@
 """Linalg on tensors -> memref stage: the one pass pipeline both frontends share.
 
 The memref stage is documented in docs/memref-stage.md. Every step here is an upstream
-MLIR pass run through `mlir.passmanager`; this file is the only place the pipeline is
-written down.
+MLIR pass run through `mlir.passmanager`, except two rewrites upstream has no pass for,
+run on the affine loops between the two pass lists (`AFFINE_REWRITES`): register
+blocking of contraction nests (register_blocking.py) and direct global access for full
+tiles of elementwise nests (stream_forwarding.py). This file is the only place the
+pipeline is written down.
 """
 from __future__ import annotations
 
 from mlir import ir, passmanager
+
+from .register_blocking import block_contractions
+from .stream_forwarding import forward_streams
 
 # Order matters:
 # - generalize named ops and fuse elementwise producers into consumers while still on
@@ -14,7 +20,7 @@ from mlir import ir, passmanager
 # - one-shot bufferization turns tensors into memref.alloc buffers (the `__local` tiles);
 # - linalg ops become affine loops, allocs inside loops are hoisted to kernel scope
 #   (OpenCL requires `__local` arrays at kernel scope), then affine lowers to scf/arith.
-LINALG_TO_MEMREF = (
+LINALG_TO_AFFINE = (
     "canonicalize",
     "cse",
     "linalg-generalize-named-ops",
@@ -25,6 +31,10 @@ LINALG_TO_MEMREF = (
     "cse",
     "func.func(convert-linalg-to-affine-loops)",
     "func.func(buffer-loop-hoisting)",
+)
+# ... AFFINE_REWRITES run here, on affine loops with analyzable accesses ...
+AFFINE_REWRITES = (block_contractions, forward_streams)
+AFFINE_TO_MEMREF = (
     "lower-affine",
     "canonicalize",
     "cse",
@@ -35,16 +45,34 @@ class PipelineError(Exception):
     """An upstream pass failed on a frontend's Linalg module (a frontend bug)."""
 
 
-def pipeline_text() -> str:
-    return "builtin.module(" + ",".join(LINALG_TO_MEMREF) + ")"
+LINALG_TO_MEMREF = LINALG_TO_AFFINE + AFFINE_TO_MEMREF
 
 
-def lower_to_memref(module: ir.Module) -> ir.Module:
+def pipeline_text(passes: tuple[str, ...] = LINALG_TO_MEMREF) -> str:
+    return "builtin.module(" + ",".join(passes) + ")"
+
+
+def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES) -> ir.Module:
     """Lowers `module` in place from Linalg on tensors to the memref stage."""
     with module.context:
-        pm = passmanager.PassManager.parse(pipeline_text())
-        try:
-            pm.run(module.operation)
-        except ir.MLIRError as err:
-            raise PipelineError(f"Linalg -> memref pipeline failed: {err}") from None
+        _run(module, LINALG_TO_AFFINE)
+        for rewrite in rewrites:
+            rewrite(module)
+            _verify(module, rewrite.__name__)
+        _run(module, AFFINE_TO_MEMREF)
     return module
+
+
+def _run(module: ir.Module, passes: tuple[str, ...]) -> None:
+    pm = passmanager.PassManager.parse(pipeline_text(passes))
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as err:
+        raise PipelineError(f"Linalg -> memref pipeline failed: {err}") from None
+
+
+def _verify(module: ir.Module, rewrite: str) -> None:
+    try:
+        module.operation.verify()
+    except ir.MLIRError as err:
+        raise PipelineError(f"{rewrite} produced invalid IR: {err}") from None

@@ -1,0 +1,133 @@
+"""Register blocking of contraction nests (triton_spirv/register_blocking.py): which
+affine nests it rewrites, which it must leave alone, and that rewritten kernels still
+compute what torch computes."""
+import numpy as np
+import pytest
+import torch
+
+import triton
+import triton.language as tl
+from mlir import ir
+
+from triton_spirv.register_blocking import block_contractions
+from triton_spirv.stages import memref_to_opencl, new_context
+from triton_spirv import pipeline
+
+MATMUL_NEST = """
+func.func @k(%lhs_arg: memref<?xf32>) {
+  %acc = memref.alloc() : memref<{M}x{N}xf32>
+  %lhs = memref.alloc() : memref<{M}x{K}xf32>
+  %rhs = memref.alloc() : memref<{K}x{N}xf32>
+  affine.for %j = 0 to {M} {
+    affine.for %k = 0 to {K} {
+      affine.for %l = 0 to {N} {
+        %a = affine.load %lhs[%j, %k] : memref<{M}x{K}xf32>
+        %b = affine.load %rhs[%k, %l] : memref<{K}x{N}xf32>
+        %c = affine.load %acc[{ACC_INDEX}] : memref<{M}x{N}xf32>
+        %p = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %p : f32
+        affine.store %s, %acc[{STORE_INDEX}] : memref<{M}x{N}xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def _rewrite(text: str) -> tuple[int, str]:
+    with new_context():
+        module = ir.Module.parse(text)
+        count = block_contractions(module)
+        module.operation.verify()
+        return count, str(module)
+
+
+def _nest(M=32, N=32, K=8, acc_index="%j, %l", store_index="%j, %l"):
+    return (MATMUL_NEST.replace("{M}", str(M)).replace("{N}", str(N)).replace("{K}", str(K))
+            .replace("{ACC_INDEX}", acc_index).replace("{STORE_INDEX}", store_index))
+
+
+def test_matmul_nest_keeps_accumulators_in_vectors():
+    count, text = _rewrite(_nest())
+    assert count == 1
+    # four rows of 16 columns carried through the k loop, stored once after it
+    assert text.count("affine.vector_load %alloc[") == 4
+    assert text.count("affine.vector_store") == 4
+    assert "iter_args" in text and "step 4" in text and "step 16" in text
+    assert "vector.broadcast" in text
+
+
+@pytest.mark.parametrize("M,N,rows,width", [(16, 8, 4, 8), (6, 4, 2, 4), (3, 16, 1, 16)])
+def test_block_shape_follows_divisibility(M, N, rows, width):
+    count, text = _rewrite(_nest(M=M, N=N))
+    assert count == 1
+    assert f"vector<{width}xf32>" in text
+    assert text.count("affine.vector_store") == rows
+
+
+@pytest.mark.parametrize("case", [
+    dict(N=3),                                          # no vector width divides 3
+    dict(acc_index="%l, %j", store_index="%l, %j", M=32, N=32),  # columns not last
+    dict(acc_index="%j, %k", store_index="%j, %k"),     # accumulator indexed by k
+    dict(acc_index="%j, %l", store_index="%j, 0"),      # read and write differ
+])
+def test_nests_that_are_not_contractions_stay(case):
+    count, text = _rewrite(_nest(**case))
+    assert count == 0
+    assert "vector" not in text
+
+
+def test_accumulator_that_is_a_kernel_argument_stays():
+    # a global buffer may alias the operands: only work-group tiles are blocked
+    text = _nest().replace("%acc = memref.alloc() : memref<32x32xf32>",
+                           "%acc = memref.reinterpret_cast %lhs_arg to offset: [0], "
+                           "sizes: [32, 32], strides: [32, 1] : memref<?xf32> to "
+                           "memref<32x32xf32, strided<[32, 1]>>")
+    text = text.replace("memref<32x32xf32>\n        %p", "memref<32x32xf32, strided<[32, 1]>>\n        %p")
+    text = text.replace("%acc[%j, %l] : memref<32x32xf32>\n      }",
+                        "%acc[%j, %l] : memref<32x32xf32, strided<[32, 1]>>\n      }")
+    count, _ = _rewrite(text)
+    assert count == 0
+
+
+def test_rewritten_nest_prints_as_vector_opencl():
+    with new_context():
+        module = ir.Module.parse(_nest().replace("func.func @k(%lhs_arg: memref<?xf32>)",
+                                                 "func.func @k(%lhs_arg: memref<?xf32>) "
+                                                 "attributes {opencl.arg_names = [\"x\"]}"))
+        block_contractions(module)
+        pipeline._run(module, pipeline.AFFINE_TO_MEMREF)
+        source = memref_to_opencl(str(module)).source
+    assert "float16 " in source and "vload16(0, " in source and "vstore16(" in source
+
+
+@triton.jit
+def _dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    c = tl.dot(a, b) + tl.load(c_ptr + rm[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+@pytest.mark.parametrize("M,N,K,dtype", [
+    (64, 64, 32, torch.float32), (16, 32, 16, torch.float16), (32, 16, 64, torch.int8)])
+def test_blocked_dot_matches_torch(M, N, K, dtype):
+    torch.manual_seed(0)
+    if dtype.is_floating_point:
+        a, b = torch.randn(M, K).to(dtype), torch.randn(K, N).to(dtype)
+        c = torch.randn(M, N)
+        expected = c + a.double() @ b.double()
+    else:
+        a, b = torch.randint(-100, 100, (M, K), dtype=dtype), torch.randint(-100, 100, (K, N), dtype=dtype)
+        c = torch.randint(-1000, 1000, (M, N), dtype=torch.int32)
+        expected = c + a.int() @ b.int()
+    compiled = _dot_kernel[(1,)](a, b, c, M=M, N=N, K=K)
+    assert "vload16(0, " in compiled.asm["cl"] or "vload8(0, " in compiled.asm["cl"]
+    if dtype.is_floating_point:
+        np.testing.assert_allclose(c.double().numpy(), expected.numpy(), rtol=1e-4, atol=1e-3)
+    else:
+        assert torch.equal(c, expected)

@@ -1,0 +1,66 @@
+"""Small queries on affine loop nests and memref values, shared by the rewrites the
+pipeline runs on the affine stage (register_blocking.py, stream_forwarding.py)."""
+from __future__ import annotations
+
+from mlir import ir
+
+# Ops that give another view of the same buffer.
+VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast",
+            "memref.expand_shape", "memref.collapse_shape")
+
+
+def op_of(op) -> ir.Operation:
+    """The Operation of an OpView (walks over uses and blocks yield both kinds)."""
+    return op.operation if hasattr(op, "operation") else op
+
+
+def owner(value: ir.Value):
+    """The op defining `value`, or None for a block argument."""
+    defining = value.owner
+    return defining if isinstance(defining, (ir.OpView, ir.Operation)) else None
+
+
+def is_alloc(value: ir.Value) -> bool:
+    """A work-group buffer (`memref.alloc`) rather than a view of a kernel argument."""
+    defining = owner(value)
+    return defining is not None and defining.name == "memref.alloc"
+
+
+def root_buffer(memref: ir.Value) -> ir.Value:
+    """The buffer a memref view was taken from (through subviews and casts)."""
+    while (defining := owner(memref)) is not None and defining.name in VIEW_OPS:
+        memref = defining.operands[0]
+    return memref
+
+
+def body_ops(loop) -> list:
+    """The ops of a loop body without its terminator."""
+    return list(loop.regions[0].blocks[0].operations)[:-1]
+
+
+def induction_var(loop) -> ir.Value:
+    return loop.regions[0].blocks[0].arguments[0]
+
+
+def constant_extent(loop) -> int | None:
+    """N of `affine.for %i = 0 to N` (constant N, step 1, no results), else None."""
+    if len(loop.results) or ir.IntegerAttr(loop.attributes["step"]).value != 1:
+        return None
+    if _single_constant(ir.AffineMapAttr(loop.attributes["lowerBoundMap"]).value) != 0:
+        return None
+    return _single_constant(ir.AffineMapAttr(loop.attributes["upperBoundMap"]).value)
+
+
+def _single_constant(amap: ir.AffineMap) -> int | None:
+    if amap.n_inputs or len(amap.results) != 1:
+        return None
+    expr = amap.results[0]
+    return expr.value if isinstance(expr, ir.AffineConstantExpr) else None
+
+
+def named(name: str, loc: ir.Location) -> ir.Location:
+    """`loc`'s source line under a variable name: the emitter names the C variable of an
+    op after its NameLoc."""
+    while loc.is_a_name():
+        loc = loc.child_loc
+    return ir.Location.name(name, childLoc=loc)

@@ -1,0 +1,348 @@
+"""Register blocking of contraction loop nests at the memref stage.
+
+`tt.dot` (and HLO `dot`) become a Linalg generic that upstream lowers to the affine nest
+
+    affine.for %j = 0 to M {            // rows of the accumulator
+      affine.for %k = 0 to K {          // the reduction
+        affine.for %l = 0 to N {        // columns, unit stride in memory
+          %c = affine.load %acc[%j, %l]
+          ... %a = affine.load %lhs[%j, %k]; %b = affine.load %rhs[%k, %l]; ...
+          affine.store (%c + %a * %b), %acc[%j, %l]
+
+which reloads and stores the accumulator at every `k`. This rewrite gives the nest the
+shape of a register-blocked micro-kernel: `ROWS` rows by `WIDTH` columns of the
+accumulator are held in vector registers (`affine.for` iter_args) for the whole `k`
+loop, each `k` loads one vector of the right operand and one scalar per row of the left:
+
+    affine.for %j0 = 0 to M step ROWS {
+      affine.for %l0 = 0 to N step WIDTH {
+        %c_r = affine.vector_load %acc[%j0 + r, %l0]            (r < ROWS)
+        %res:ROWS = affine.for %k = 0 to K iter_args(%c_r ...) {
+          %b = affine.vector_load %rhs[%k, %l0]                 (shared by the rows)
+          %a_r = vector.broadcast (affine.load %lhs[%j0 + r, %k])
+          affine.yield (%c_r + %a_r * %b) ...
+        }
+        affine.vector_store %res#r, %acc[%j0 + r, %l0]
+
+Upstream MLIR has no pass for this on affine loops (`affine-loop-unroll-jam` keeps the
+accumulator in memory; the Linalg route through `vector.contract` needs the vector
+dialect's 2-D types, which the OpenCL emitter does not print). The result is plain
+affine/vector/arith IR, so the rest of the pipeline and the memref-stage contract are
+unchanged. A nest is rewritten only when the analysis below proves it is a
+read-modify-write of one accumulator tile; anything else is left as it was.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlir import ir
+from mlir.dialects import affine, vector
+
+from .affine_nests import (body_ops, constant_extent, induction_var, is_alloc, named,
+                           root_buffer)
+
+# Vector widths tried for the column loop, widest first, and rows held per block. Four
+# rows of 16 floats keep 8 AVX2 registers of accumulators, the best shape measured on
+# PoCL's CPU device; narrower tiles fall back to the next width that divides them.
+WIDTHS = (16, 8, 4)
+ROWS = (4, 2, 1)
+# Element types OpenCL C can load as vectors from the tiles (bf16/i1 have no vector form
+# in the emitter).
+_VECTOR_ELEMENTS = ("f32", "f64", "f16", "i8", "i16", "i32", "i64")
+
+
+@dataclass
+class Nest:
+    """A matched nest: loops (rows, reduction, columns) and the accumulator accesses."""
+    rows: ir.OpView
+    reduction: ir.OpView
+    columns: ir.OpView
+    acc_load: ir.OpView
+    acc_store: ir.OpView
+    body: list = field(default_factory=list)      # ops of the column loop, no terminator
+    depends: dict = field(default_factory=dict)    # value -> set of loop ivs it depends on
+
+
+def block_contractions(module: ir.Module) -> int:
+    """Rewrites every matching contraction nest in `module`; returns how many."""
+    nests = [nest for op in _affine_loops(module.body) if (nest := match_nest(op))]
+    for nest in nests:
+        rewrite_nest(nest)
+    return len(nests)
+
+
+# ------------------------------------------------------------------------- matching
+
+def _affine_loops(block: ir.Block):
+    """Every affine.for under `block`, outermost first."""
+    for op in block.operations:
+        if op.operation.name == "affine.for":
+            yield op
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _affine_loops(inner)
+
+
+def _only_loop(loop: ir.OpView):
+    """The affine.for that is the whole body of `loop`, else None."""
+    ops = body_ops(loop)
+    if len(ops) == 1 and ops[0].operation.name == "affine.for":
+        return ops[0]
+    return None
+
+
+def match_nest(rows_loop: ir.OpView) -> Nest | None:
+    """The contraction nest rooted at `rows_loop`, or None when it is not one."""
+    reduction = _only_loop(rows_loop)
+    columns = _only_loop(reduction) if reduction is not None else None
+    if columns is None:
+        return None
+    if any(constant_extent(loop) is None for loop in (rows_loop, reduction, columns)):
+        return None
+    if _pick(constant_extent(columns), WIDTHS) == 1:
+        return None  # no vector width divides the columns
+    nest = Nest(rows_loop, reduction, columns, None, None, body_ops(columns))
+    if not _classify(nest) or not _find_accumulator(nest):
+        return None
+    if not _vectorizable(nest):
+        return None
+    return nest
+
+
+def _loop_ivs(nest: Nest) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """The (rows, reduction, columns) induction variables."""
+    return induction_var(nest.rows), induction_var(nest.reduction), induction_var(nest.columns)
+
+
+def _classify(nest: Nest) -> bool:
+    """Records which loop ivs each body value depends on. Fails on ops the rewrite does
+    not know how to clone (regions, side effects other than the accumulator store, ivs
+    used outside load/store indices)."""
+    ivs = list(_loop_ivs(nest))
+    for iv in ivs:
+        nest.depends[iv] = {iv}
+    for op in nest.body:
+        name = op.operation.name
+        if op.regions or len(op.results) > 1:
+            return False
+        if name not in ("affine.load", "affine.store") and not _is_elementwise(name):
+            return False
+        if name not in ("affine.load", "affine.store") and any(v in ivs for v in op.operands):
+            return False
+        deps = set()
+        for value in op.operands:
+            deps |= nest.depends.get(value, set())
+        for result in op.results:
+            nest.depends[result] = deps
+    return True
+
+
+def _is_elementwise(name: str) -> bool:
+    dialect = name.split(".")[0]
+    return dialect in ("arith", "math") and name != "arith.constant"
+
+
+def _find_accumulator(nest: Nest) -> bool:
+    """One store in the body, to a work-group tile at (rows iv, columns iv), which is
+    read once at the same place and nowhere else in the nest."""
+    stores = [op for op in nest.body if op.operation.name == "affine.store"]
+    if len(stores) != 1:
+        return False
+    store = stores[0]
+    acc = store.operands[1]
+    if not is_alloc(acc):
+        return False
+    loads = [op for op in nest.body
+             if op.operation.name == "affine.load" and root_buffer(op.operands[0]) == acc]
+    if len(loads) != 1 or loads[0].operands[0] != acc or not _same_access(loads[0], store, 1, 2):
+        return False
+    rows_iv, reduction_iv, columns_iv = _loop_ivs(nest)
+    indices = list(store.operands)[2:]
+    if reduction_iv in indices or rows_iv not in indices or columns_iv not in indices:
+        return False
+    nest.acc_load, nest.acc_store = loads[0], store
+    return True
+
+
+def _same_access(load: ir.OpView, store: ir.OpView, load_first: int, store_first: int) -> bool:
+    return (load.attributes["map"] == store.attributes["map"]
+            and list(load.operands)[load_first:] == list(store.operands)[store_first:])
+
+
+def _vectorizable(nest: Nest) -> bool:
+    """Every access that depends on the columns iv is unit-stride along the last,
+    contiguous dimension of its memref; element types have OpenCL vector forms."""
+    columns_iv = induction_var(nest.columns)
+    for op in nest.body:
+        name = op.operation.name
+        first = {"affine.load": 1, "affine.store": 2}.get(name)
+        if first is not None and columns_iv in list(op.operands)[first:]:
+            if not _unit_stride_last(op, first, columns_iv):
+                return False
+        values = list(op.results) if name != "affine.store" else [op.operands[0]]
+        for value in values:
+            if columns_iv in nest.depends.get(value, set()) and \
+                    str(value.type) not in _VECTOR_ELEMENTS:
+                return False
+    return True
+
+
+def _unit_stride_last(op: ir.OpView, first: int, columns_iv: ir.Value) -> bool:
+    memref = op.operands[first - 1]
+    mtype = ir.MemRefType(memref.type)
+    strides, _ = mtype.get_strides_and_offset()
+    if strides[-1] != 1:
+        return False
+    amap = ir.AffineMapAttr(op.attributes["map"]).value
+    indices = list(op.operands)[first:]
+    positions = [i for i, v in enumerate(indices) if v == columns_iv]
+    if len(positions) != 1 or positions[0] >= amap.n_dims:
+        return False
+    column_dim = ir.AffineDimExpr.get(positions[0])
+    results = list(amap.results)
+    if str(results[-1]) != str(column_dim):
+        return False
+    return all(str(column_dim) not in str(expr) for expr in results[:-1])
+
+
+# -------------------------------------------------------------------------- rewrite
+
+def _pick(extent: int, choices: tuple[int, ...]) -> int:
+    return next(c for c in choices + (1,) if extent % c == 0)
+
+
+def rewrite_nest(nest: Nest) -> None:
+    rows_extent = constant_extent(nest.rows)
+    columns_extent = constant_extent(nest.columns)
+    width = _pick(columns_extent, WIDTHS)
+    rows = _pick(rows_extent, ROWS)
+    loc = nest.rows.location
+    with named("row", loc), ir.InsertionPoint(nest.rows):
+        outer = affine.AffineForOp(0, rows_extent, rows)
+        with named("col", loc), ir.InsertionPoint(outer.body):
+            inner = affine.AffineForOp(0, columns_extent, width)
+            with loc, ir.InsertionPoint(inner.body):
+                _emit_micro_kernel(nest, outer.induction_variable,
+                                   inner.induction_variable, rows, width)
+                affine.AffineYieldOp([])
+            affine.AffineYieldOp([])
+    nest.rows.operation.erase()
+
+
+def _row_ivs(row0: ir.Value, rows: int, loc: ir.Location) -> list[ir.Value]:
+    ivs = [row0]
+    for r in range(1, rows):
+        shifted = ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) + r])
+        ivs.append(affine.AffineApplyOp(shifted, [row0], loc=named("row", loc)).result)
+    return ivs
+
+
+def _emit_micro_kernel(nest: Nest, row0: ir.Value, column0: ir.Value, rows: int,
+                       width: int) -> None:
+    rows_iv, reduction_iv, columns_iv = _loop_ivs(nest)
+    loc = nest.rows.location
+    row_ivs = _row_ivs(row0, rows, loc)
+    acc_type = nest.acc_load.results[0].type
+    acc_vector = ir.VectorType.get([width], acc_type)
+    acc_map = nest.acc_store.attributes["map"]
+    acc_memref = nest.acc_store.operands[1]
+
+    def acc_indices(r):
+        return [row_ivs[r] if v == rows_iv else column0 if v == columns_iv else v
+                for v in list(nest.acc_store.operands)[2:]]
+
+    initial = [affine.AffineVectorLoadOp(acc_vector, acc_memref, acc_indices(r), acc_map,
+                                         loc=named("acc", loc)).result for r in range(rows)]
+    with named("k", loc):
+        reduction = affine.AffineForOp(0, constant_extent(nest.reduction), 1, initial)
+    with ir.InsertionPoint(reduction.body):
+        rebuilt = _Rebuilder(nest, width, {columns_iv: column0,
+                                           reduction_iv: reduction.induction_variable})
+        carried = list(reduction.inner_iter_args)
+        finals = []
+        for r in range(rows):
+            rebuilt.start_row(rows_iv, row_ivs[r], nest.acc_load.results[0], carried[r])
+            for op in nest.body:
+                if op != nest.acc_load and op != nest.acc_store:
+                    rebuilt.op(op)
+            finals.append(rebuilt.value(nest.acc_store.operands[0]))
+        affine.AffineYieldOp(finals)
+    for r in range(rows):
+        affine.AffineVectorStoreOp(reduction.results[r], acc_memref, acc_indices(r), acc_map)
+
+
+def _name_of(value: ir.Value) -> str:
+    owner = value.owner
+    loc = owner.location if isinstance(owner, (ir.OpView, ir.Operation)) else None
+    return loc.name_str if loc is not None and loc.is_a_name() else "v"
+
+
+class _Rebuilder:
+    """Clones the column-loop body for one row at a time: ops that do not depend on the
+    rows iv are built once and shared by all rows; ops that depend on the columns iv
+    are built on WIDTH-wide vectors; scalars meeting vectors are broadcast."""
+
+    def __init__(self, nest: Nest, width: int, shared: dict):
+        self.nest = nest
+        self.width = width
+        self.columns_iv = induction_var(nest.columns)
+        self.rows_iv = induction_var(nest.rows)
+        self.shared = dict(shared)      # values that are the same for every row
+        self.row: dict = {}             # values of the current row
+        self.broadcasts: dict = {}
+
+    def start_row(self, rows_iv, row_iv, acc_value, carried) -> None:
+        self.row = {rows_iv: row_iv, acc_value: carried}
+
+    def value(self, old: ir.Value) -> ir.Value:
+        if old in self.row:
+            return self.row[old]
+        return self.shared.get(old, old)
+
+    def _vector(self, old: ir.Value) -> bool:
+        return self.columns_iv in self.nest.depends.get(old, set())
+
+    def _as_vector(self, old: ir.Value) -> ir.Value:
+        new = self.value(old)
+        if self._vector(old):
+            return new
+        if new not in self.broadcasts:
+            vtype = ir.VectorType.get([self.width], new.type)
+            loc = named(f"{_name_of(new)}_splat", old.owner.location)
+            self.broadcasts[new] = vector.BroadcastOp(vtype, new, loc=loc).result
+        return self.broadcasts[new]
+
+    def op(self, op: ir.OpView) -> None:
+        result = op.results[0]
+        # The accumulator depends on the rows iv, so everything computed from it is
+        # per row too.
+        per_row = self.rows_iv in self.nest.depends[result]
+        if not per_row and result in self.shared:
+            return
+        target = self.row if per_row else self.shared
+        if op.operation.name == "affine.load":
+            target[result] = self._load(op)
+        elif self._vector(result):
+            target[result] = self._vector_elementwise(op)
+        else:
+            clone = op.operation.clone()
+            for i, v in enumerate(op.operands):
+                clone.operands[i] = self.value(v)
+            target[result] = clone.results[0]
+
+    def _load(self, op: ir.OpView) -> ir.Value:
+        indices = [self.value(v) for v in list(op.operands)[1:]]
+        # Named by role: a vector of the right operand's row, a scalar of the left's.
+        if self._vector(op.results[0]):
+            vtype = ir.VectorType.get([self.width], op.results[0].type)
+            return affine.AffineVectorLoadOp(vtype, op.operands[0], indices, op.attributes["map"],
+                                             loc=named("rhs", op.location)).result
+        return affine.AffineLoadOp(op.results[0].type, op.operands[0], indices,
+                                   op.attributes["map"], loc=named("lhs", op.location)).result
+
+    def _vector_elementwise(self, op: ir.OpView) -> ir.Value:
+        operands = [self._as_vector(v) for v in op.operands]
+        vtype = ir.VectorType.get([self.width], op.results[0].type)
+        attributes = {name: op.attributes[name] for name in op.attributes}
+        return ir.Operation.create(op.operation.name, results=[vtype], operands=operands,
+                                   attributes=attributes).results[0]
