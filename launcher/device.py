@@ -14,6 +14,7 @@ GPUs), launches are zero-copy; elsewhere (or with TRITON_OPENCL_FORCE_COPY=1)
 arguments are copied in and out.
 """
 
+import hashlib
 import os
 import re
 import threading
@@ -237,21 +238,74 @@ def _no_device_message(spec, platforms, found, candidates, errors):
 def _open_device(cl, platform_index, device_index, platform, device):
     context = cl.Context([device])
     queue = cl.CommandQueue(context, device)  # in order: launches run in program order
-    zero_copy = _probe(cl, context, queue)
+    zero_copy = _probe(cl, context, queue, device_identity(platform, device))
     return OpenCLDevice(platform_index, device_index, platform, device, context, queue, zero_copy)
 
 
-def _probe(cl, context, queue):
+def _probe(cl, context, queue, identity):
     """Build and run the probe kernel; True when host-pointer buffers are zero-copy.
 
-    Raises if the device cannot build or run the probe at all.
+    Raises if the device cannot build or run the probe at all. The program comes from
+    a binary kept from an earlier process where there is one: building the source
+    costs a start ~50 ms on PoCL, loading the binary ~2 ms. The probe still runs
+    either way; only a binary that cannot be loaded or fails its run falls back to
+    the source, so a bad binary cannot change what the probe decides.
     """
+    binary = _stored_probe_binary(identity)
+    if binary is not None:
+        try:
+            return _run_probe(cl, context, queue, cl.Program(context, context.devices, [binary]).build())
+        except Exception:
+            pass  # decided by the source below
     program = cl.Program(context, _PROBE_SOURCE).build()
+    zero_copy = _run_probe(cl, context, queue, program)
+    _store_probe_binary(cl, identity, program)
+    return zero_copy
+
+
+def _run_probe(cl, context, queue, program):
     kernel = cl.Kernel(program, "triton_opencl_probe")
     if _probe_zero_copy(cl, context, queue, kernel) and os.environ.get(FORCE_COPY_ENV_VAR) != "1":
         return True
     _probe_copy(cl, context, queue, kernel)
     return False
+
+
+def _probe_binary_path(identity):
+    """Where the probe's binary for this device and driver is kept (None: nowhere)."""
+    from .file_memo import cache_file_path
+
+    key = hashlib.sha256(f"{identity}\0{_PROBE_SOURCE}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return cache_file_path(f"probe-{key}.bin")
+
+
+def _stored_probe_binary(identity):
+    path = _probe_binary_path(identity)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read() or None
+    except OSError:
+        return None
+
+
+def _store_probe_binary(cl, identity, program):
+    from .file_memo import write_atomically
+
+    path = _probe_binary_path(identity)
+    binaries = program.get_info(cl.program_info.BINARIES)
+    if path and binaries and binaries[0]:
+        write_atomically(path, bytes(binaries[0]))
+
+
+def _run_probe_kernel(cl, queue, kernel, src_buf, dst_buf):
+    # set_arg + enqueue rather than kernel(queue, ...): calling a cl.Kernel makes
+    # pyopencl generate an argument invoker, which costs a start ~10 ms.
+    kernel.set_arg(0, src_buf)
+    kernel.set_arg(1, dst_buf)
+    cl.enqueue_nd_range_kernel(queue, kernel, (_PROBE_BYTES,), None)
+    queue.finish()
 
 
 def _odd_views(n):
@@ -274,8 +328,7 @@ def _probe_zero_copy(cl, context, queue, kernel):
     try:
         for round_ in range(2):
             src[:] = np.arange(_PROBE_BYTES, dtype=np.uint8) + 7 * round_  # written by the host only
-            kernel(queue, (_PROBE_BYTES,), None, src_buf, dst_buf)
-            queue.finish()
+            _run_probe_kernel(cl, queue, kernel, src_buf, dst_buf)
             if not np.array_equal(dst, (src + 1).astype(np.uint8)):
                 return False
         return True
@@ -290,7 +343,7 @@ def _probe_copy(cl, context, queue, kernel):
     dst = np.zeros_like(src)
     src_buf = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=src)
     dst_buf = cl.Buffer(context, mf.READ_WRITE, size=dst.nbytes)
-    kernel(queue, (_PROBE_BYTES,), None, src_buf, dst_buf)
+    _run_probe_kernel(cl, queue, kernel, src_buf, dst_buf)
     cl.enqueue_copy(queue, dst, dst_buf)
     queue.finish()
     if not np.array_equal(dst, src + 1):

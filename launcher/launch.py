@@ -23,6 +23,7 @@ import numbers
 import operator
 import sys
 
+from . import replay as _replay
 from .asserts import assert_plan
 from .flat_memory import flat_memory_plan
 from .bounds import BoundsPlan, begin_checks, needs_checks
@@ -245,8 +246,10 @@ _PACK_CODES = {kind.pack_char: kind.pack_char.encode("ascii") for kind in SCALAR
 def _set_args_packed(kernel, buffer_args, scalar_args):
     # pyopencl's own generated invokers use these two calls: one native call each for
     # all buffers and all scalars instead of one set_arg per argument.
-    kernel._set_arg_multi(buffer_args)
-    kernel._set_arg_buf_pack_multi(scalar_args)
+    if buffer_args:
+        kernel._set_arg_multi(buffer_args)
+    if scalar_args:
+        kernel._set_arg_buf_pack_multi(scalar_args)
 
 
 def _set_args_portable(kernel, buffer_args, scalar_args):
@@ -295,6 +298,8 @@ class OpenCLLauncher:
         self._enqueue_copy = cl.enqueue_copy
         self._command_queue_type = cl.CommandQueue
         self._bound = None  # the KernelHandle whose parameters were checked against the plan
+        self._plain = False  # set by _bind: launches of it need nothing but their arguments
+        self._buffers = None  # the bound kernel's device's HostBufferCache
         self._tensor_type = _torch_tensor_type()  # for the fast path of pointer arguments
 
     def _plan_arguments(self, types, names):
@@ -331,11 +336,23 @@ class OpenCLLauncher:
         if function is not self._bound:
             self._bind(function)
         global_size = self._global_size(function, gridX, gridY, gridZ)
+        queue = stream if type(stream) is self._command_queue_type else function.queue
+        if self._plain and len(args) == self._n_args and _replay._record_dir is None:
+            # Only the arguments to pass (see _bind): the common case, kept short.
+            with function.lock:
+                self._launch_zero_copy(function, queue, global_size, args, launch_metadata,
+                                       launch_enter_hook, launch_exit_hook)
+            return
+        self._launch_with_extras(function, queue, global_size, args, launch_metadata,
+                                 launch_enter_hook, launch_exit_hook, gridX * gridY * gridZ, stream)
+
+    def _launch_with_extras(self, function, queue, global_size, args, launch_metadata,
+                            launch_enter_hook, launch_exit_hook, grid_size, stream):
+        """Tuples, scratch memory, hidden parameters, bounds checks, recordings, copying."""
         if self._has_tuples or len(args) != self._n_args:
             args = self._flattened(args)
         if self._scratch:
-            args = (*args[:self._n_flat], *self._scratch.allocate(gridX * gridY * gridZ, stream))
-        queue = stream if type(stream) is self._command_queue_type else function.queue
+            args = (*args[:self._n_flat], *self._scratch.allocate(grid_size, stream))
         with function.lock:
             # Bounds-checked kernels and recorded launches only (bounds.py).
             checks = begin_checks(self, function, queue, global_size, args) if needs_checks(function) else None
@@ -357,7 +374,7 @@ class OpenCLLauncher:
                 raise failed
 
     def _launch_zero_copy(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
-        buffer_args = self._aliasing_buffer_args(function.device.buffers, args)
+        buffer_args = self._aliasing_buffer_args(self._buffers, args)
         self._set_args(function.kernel, buffer_args, self._scalar_args(args))
         if enter_hook is not None:
             enter_hook(launch_metadata)
@@ -511,6 +528,9 @@ class OpenCLLauncher:
             self._flat.bind(function, n_params)
         if self._asserts is not None:
             self._assert_index = n_params + n_flat
+        self._buffers = function.device.buffers
+        self._plain = (function.device.zero_copy and function.bounds is None and not self._has_tuples
+                       and not self._scratch and self._flat is None and self._asserts is None)
         self._bound = function
 
 

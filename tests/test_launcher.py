@@ -447,6 +447,85 @@ def test_buffer_cache_is_a_small_lru(dev):
     assert len(cache) == 2 and (data[1].data_ptr(), 64) not in cache.by_range
 
 
+def spy_on_buffers(run):
+    """The cl.Buffers each launch of `run` passes, in parameter order."""
+    passed = []
+    set_args = run._set_args
+
+    def recording_set_args(kernel, buffer_args, scalar_args):
+        passed.append(buffer_args[1::2])
+        set_args(kernel, buffer_args, scalar_args)
+
+    run._set_args = recording_set_args
+    return passed
+
+
+class HostArray:
+    """A pointer argument that is not a torch tensor: data_ptr() and nbytes only."""
+
+    def __init__(self, array):
+        self.array = array
+        self.nbytes = array.nbytes
+
+    def data_ptr(self):
+        return self.array.ctypes.data
+
+
+@pytest.mark.parametrize("first,second", [(256, 16), (16, 256)])
+@pytest.mark.parametrize("kind", ["tensor", "other"])
+def test_a_new_argument_at_a_freed_address_gets_a_buffer_of_its_size(dev, first, second, kind):
+    """A tensor freed and another of a different size at the same address: the cached
+    buffer over the old one must not be passed for the new one."""
+    if not dev.zero_copy:
+        pytest.skip("buffers alias host memory on zero-copy devices only")
+    memory = np.zeros(max(first, second), dtype=np.float32)
+    wrap = torch.from_numpy if kind == "tensor" else HostArray
+    function = add_kernel()[0]
+    run = make_launcher("add_kernel", ADD_SIGNATURE)
+    passed = spy_on_buffers(run)
+    old = wrap(memory[:first])
+    launch(run, function, ((first + 3) // 4,), old, old, old, first, 4)
+    address = old.data_ptr()
+    del old
+    memory[:] = 1.0
+    new = wrap(memory[:second])
+    assert new.data_ptr() == address
+    launch(run, function, ((second + 3) // 4,), new, new, new, second, 4)
+    old_buffers, new_buffers = passed
+    assert [b.size for b in old_buffers] == [first * 4] * 3
+    assert [b.size for b in new_buffers] == [second * 4] * 3
+    assert new_buffers[0] is not old_buffers[0]
+    assert np.all(memory[:second] == 2.0) and np.all(memory[second:] == 1.0)
+
+
+def test_buffers_evicted_during_a_launch_stay_valid(dev, monkeypatch):
+    """More pointer arguments than the cache holds: each launch still gets its own buffers."""
+    monkeypatch.setattr(dev.buffers, "_capacity", 1)
+    tensors = [(torch.randn(37), torch.randn(37), torch.zeros(37)) for _ in range(3)]
+    for _ in range(2):
+        for x, y, out in tensors:
+            out.zero_()
+            run_add(x, y, out)
+            torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+
+
+def test_plain_launches_take_the_short_path_but_still_record(dev, tmp_path):
+    from launcher.replay import list_recordings, recording
+
+    function = add_kernel()[0]
+    run = make_launcher("add_kernel", ADD_SIGNATURE)
+    x, y, out = torch.randn(8), torch.randn(8), torch.zeros(8)
+    launch(run, function, (2,), x, y, out, 8, 4)
+    assert run._plain == dev.zero_copy
+    with recording(str(tmp_path)):  # switched on after the launcher chose its path
+        launch(run, function, (2,), x, y, out, 8, 4)
+    assert len(list_recordings(str(tmp_path))) == 1
+    tuples = make_launcher("add_kernel", {"ptrs": ("*fp32", "*fp32", "*fp32"), "n": "i32", "BLOCK": "constexpr"})
+    launch(tuples, function, (2,), (x, y, out), 8, 4)
+    assert not tuples._plain
+    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+
+
 # ----------------------------------------------------------------------------
 # The Triton driver
 # ----------------------------------------------------------------------------
