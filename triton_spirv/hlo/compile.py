@@ -27,6 +27,7 @@ from mlir import ir
 from .emitters import choose_emitter
 from .emitters.base import FusionBuilder, FusionReport, KernelPlan
 from .passes import run_passes
+from .target import EmitTarget, emit_target
 
 
 @dataclass
@@ -106,10 +107,12 @@ def source_file_for(module) -> str:
     return path
 
 
-def build_fusion(name: str, computation, source_path: str | None) -> tuple[FusionBuilder, list[KernelPlan]]:
+def build_fusion(name: str, computation, source_path: str | None,
+                 target: EmitTarget | None = None) -> tuple[FusionBuilder, list[KernelPlan]]:
     """Runs hero analysis and the chosen emitter: kernel modules still on tensors."""
     choice = choose_emitter(computation)
-    builder = FusionBuilder(name, computation, source_path, extra_roots=choice.forced_roots)
+    builder = FusionBuilder(name, computation, source_path, extra_roots=choice.forced_roots,
+                            target=target or emit_target())
     builder.report.emitter = choice.kind
     builder.report.hero = ", ".join(f"%{h.name}" for h in choice.heroes) or "-"
     choice.emit(builder)
@@ -118,20 +121,22 @@ def build_fusion(name: str, computation, source_path: str | None) -> tuple[Fusio
 
 def compile_fusion(name: str, computation, source_path: str | None = None,
                    keep_stages: bool = False, build: bool = True) -> CompiledFusion:
-    key = (name, source_path, keep_stages, fusion_key(computation))
+    target = emit_target()
+    key = (name, source_path, keep_stages, target, fusion_key(computation))
     found = _CACHE.get(key)
     if found is None:
-        found = _CACHE[key] = _compile_fusion(name, computation, source_path, keep_stages)
+        found = _CACHE[key] = _compile_fusion(name, computation, source_path, keep_stages,
+                                              target)
     return found
 
 
 def _compile_fusion(name: str, computation, source_path: str | None,
-                    keep_stages: bool) -> CompiledFusion:
+                    keep_stages: bool, target: EmitTarget) -> CompiledFusion:
     from emitter_opencl import emit_opencl
     _COUNT[0] += 1
 
     with ir.Context(), ir.Location.unknown():
-        builder, plans = build_fusion(name, computation, source_path)
+        builder, plans = build_fusion(name, computation, source_path, target)
         kernels = []
         for plan in plans:
             stages: dict[str, str] = {}

@@ -14,7 +14,9 @@ functions on tensors), these passes run, in order:
      (2-4 iterations) are unrolled.
   5. `vectorize-loads-stores`: groups of extracts at base+0..V-1 and chains of inserts
      at base+0..V-1 become `vector.transfer_read`/`transfer_write` (vloadN/vstoreN).
-  6. the shared Linalg -> memref pipeline (`triton_spirv.pipeline.lower_to_memref`).
+  6. `pack-lane-accumulators` (lanes.py): the row reduction's lane loops carry one
+     vector per accumulator instead of V scalars where the lanes compute alike.
+  7. the shared Linalg -> memref pipeline (`triton_spirv.pipeline.lower_to_memref`).
 
 `run_passes(module, dump)` calls `dump(stage_name, module_text)` after each step, as
 the seed's reproducer dumps the IR after each pass.
@@ -27,8 +29,9 @@ from mlir import ir, passmanager
 from mlir.dialects import arith, tensor, vector
 
 from ..pipeline import lower_to_memref  # the shared stage
+from .lanes import pack_lane_accumulators, remap_operands
 
-STAGES = ("emitted", "inlined", "flattened", "unrolled", "vectorized", "memref")
+STAGES = ("emitted", "inlined", "flattened", "unrolled", "vectorized", "packed", "memref")
 VECTOR_WIDTHS = (16, 8, 4, 2)
 
 
@@ -116,22 +119,13 @@ def _unroll(loop) -> None:
         mapping.update(zip(carried_args, current))
         for op in ops[:-1]:
             clone = op.clone(ip=ir.InsertionPoint(loop))
-            _remap(clone, mapping)
+            remap_operands(clone, mapping)
             for old, new in zip(op.results, clone.results):
                 mapping[old] = new
         current = [mapping.get(v, v) for v in terminator.operands]
     for result, value in zip(loop.results, current):
         result.replace_all_uses_with(value)
     loop.erase()
-
-
-def _remap(op, mapping) -> None:
-    def visit(o):
-        for i, operand in enumerate(o.operands):
-            if operand in mapping:
-                o.operands[i] = mapping[operand]
-        return ir.WalkResult.ADVANCE
-    op.walk(visit)
 
 
 def _base_and_offset(index) -> tuple[object, int]:
@@ -146,6 +140,22 @@ def _base_and_offset(index) -> tuple[object, int]:
         if c is not None:
             return b, c
     return index, 0
+
+
+def _linear_base_and_offset(index) -> tuple[object, int]:
+    """Like `_base_and_offset`, and also through `affine.linearize_index`, whose last
+    index has stride 1: linear([..., x + c]) = linear([..., x]) + c. The base is then
+    a key (the linearization of [..., x]), not a value."""
+    owner = index.owner
+    if not (hasattr(owner, "name") and owner.name == "affine.linearize_index"):
+        return _base_and_offset(index)
+    sizes = [int(n) for n in ir.DenseI32ArrayAttr(owner.attributes["operandSegmentSizes"])]
+    operands = list(owner.operands)
+    indices, basis = operands[:sizes[0]], operands[sizes[0]:]
+    last, offset = _base_and_offset(indices[-1])
+    key = ("linearize", tuple(indices[:-1]) + (last,), tuple(basis),
+           str(owner.attributes["static_basis"]))
+    return key, offset
 
 
 _VECTOR_ELEMENTS = ("f32", "f64", "f16", "i8", "i16", "i32", "i64")
@@ -186,12 +196,13 @@ def _vectorize_extracts(module) -> None:
         if len(operands) != 2 or not _vectorizable(operands[0].type) \
                 or not _is_kernel_buffer(operands[0]):
             continue
-        base, offset = _base_and_offset(operands[1])
+        base, offset = _linear_base_and_offset(operands[1])
         groups.setdefault((operands[0], base, op.operation.block), {})[offset] = op
-    for (source, base, _), by_offset in groups.items():
+    for (source, _, _), by_offset in groups.items():
         width = next((w for w in VECTOR_WIDTHS if all(k in by_offset for k in range(w))), 0)
         if width < 2 or set(by_offset) != set(range(width)):
             continue
+        base = by_offset[0].operands[1]
         first = min(by_offset.values(), key=_block_position)
         element = ir.RankedTensorType(source.type).element_type
         vtype = ir.VectorType.get([width], element)
@@ -259,6 +270,11 @@ def _vectorize_chain(chain) -> None:
         op.erase()
 
 
+def pack_lanes(module: ir.Module) -> None:
+    if pack_lane_accumulators(module):
+        run_upstream(module, "canonicalize,cse")
+
+
 def _minor_identity():
     return ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(1, 1))
 
@@ -281,6 +297,7 @@ PASSES: list[tuple[str, Callable]] = [
     ("flattened", flatten_tensors),
     ("unrolled", unroll_vector_loops),
     ("vectorized", vectorize_loads_stores),
+    ("packed", pack_lanes),
     ("memref", lower_to_memref),
 ]
 
@@ -291,7 +308,7 @@ def run_passes(module: ir.Module, dump: Callable[[str, str], None] | None = None
         if dump:
             dump("emitted", _text(module))
         for name, step in PASSES:
-            if name == "vectorized" and not vectorize:
+            if name in ("vectorized", "packed") and not vectorize:
                 continue
             step(module)
             if dump:

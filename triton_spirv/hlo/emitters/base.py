@@ -32,6 +32,7 @@ from ..elemental import (DimKey, Elemental, compute_type, const_index, dim_value
                          storage_type, tensor_type)
 from ..errors import HloUnsupportedError
 from ..partitioner import Partition, Subgraph, partition
+from ..target import EmitTarget
 
 
 @dataclass
@@ -105,8 +106,9 @@ class FusionBuilder:
     `finish_kernel` to write the outputs."""
 
     def __init__(self, name: str, computation, source_path: str | None,
-                 extra_roots=()):
+                 extra_roots=(), target=None):
         self.name = name
+        self.target = target or EmitTarget()    # what the device prefers
         self.computation = computation
         self.source_path = source_path or "hlo"
         self.partition: Partition = partition(computation, extra_roots, prefix=name)

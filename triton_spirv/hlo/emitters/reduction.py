@@ -2,17 +2,26 @@
 elementwise ops only. The input is viewed as [K1, R, K2] (kept dims before the
 reduced block, the contiguous reduced block, kept dims after it):
 
-  row reduction (K2 == 1, and full reductions): one work-group per output element;
-      work-item t accumulates elements t, t+L, t+2L, ... of the row, then a tree
-      through a __local array of L values (halving with a barrier per level);
+  row reduction (K2 == 1, and full reductions), in one of two shapes chosen by the
+  device (`builder.target.row_reduction`, see target.py):
+    tree (GPUs): one work-group per output element; work-item t accumulates
+      elements t, t+L, t+2L, ... of the row, then a tree through a __local array of
+      L values (halving with a barrier per level);
+    per_work_item (CPU devices): one work-item per row, several rows per
+      work-group and no barriers; the work-item walks its row `lanes` elements at a
+      time, lane j accumulating into accumulators of its own, then combines the
+      lanes. The lane loop is marked `hlo.lane_accumulators`, and the
+      pack-lane-accumulators pass (lanes.py) turns it into vector code (vloadN and
+      one vector accumulator per reduced value) when every lane computes alike;
   column reduction (K2 > 1): a work-group covers 32 consecutive columns with 8 rows
       of work-items; each accumulates every 8th row of its column, then a tree over
       the 8 rows through a __local 8x33 array.
 
 Several heroes (multi-output fusions) and variadic reduces (argmax: several
 accumulators reduced together) are supported; each accumulator has its own __local
-array. Work-item 0 of a row (row 0 of a column) computes the epilogue (the fusion
-roots from the injected reduced values) and writes the outputs.
+array in the tree shapes, its own lanes in the per-work-item shape. The work-item
+that holds a row's (column's) result computes the epilogue (the fusion roots from the
+injected reduced values) and writes the outputs.
 """
 from __future__ import annotations
 
@@ -21,8 +30,9 @@ from math import prod
 from mlir import ir
 from mlir.dialects import arith, gpu, scf, tensor
 
-from ..elemental import Elemental, const_index, reduce_operands
+from ..elemental import Elemental, compute_type, const_index, reduce_operands
 from ..indexing import Dim, IndexingMap, Sym, add, mul
+from ..lanes import LANE_ATTR, bit_width
 from ..partitioner import output_roots
 from . import EmitterChoice, reaches_through_elementwise
 from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, host_cdiv,
@@ -30,6 +40,12 @@ from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, host_
                    to_storage, HostSize)
 
 COLUMNS, COLUMN_ROWS = 32, 8
+# Per-work-item rows: at most this many rows (work-items) per work-group, and as many
+# work-groups as this at least where the rows allow it, so that every core gets rows.
+MAX_ROWS_PER_GROUP, MIN_GROUPS = 16, 64
+# Lanes of a per-work-item row: 512 bits of accumulators (float16, double8), the
+# widest vectors OpenCL C has; the CPU compiler splits them into its registers.
+LANE_BITS = 512
 
 
 def _layout(hero):
@@ -101,29 +117,41 @@ def _hi(size, minus: int = 1):
     return size.static - minus if size.static is not None else f"{size} - {minus}"
 
 
-def _accumulate(builder, k, heroes, input_index, start, stop, step):
-    """Per work-item partial results: an scf.for over the reduced positions."""
-    inits, types = [], []
+def _initial_values(builder, k, heroes) -> list[ir.Value]:
+    """The init operand of every accumulator of every hero, in order."""
+    inits = []
     em = Elemental(builder, k.tensors, inline_all=True)
     for h in heroes:
         for init in reduce_operands(h)[1]:
             value = builder.root_values(init, [], k.tensors)[0] if builder.partition.of(init) \
                 else em.scalar(init, [])
             inits.append(value)
-            types.append(value.type)
+    return inits
+
+
+def _reduce_step(builder, k, heroes, accs, index) -> list[ir.Value]:
+    """Every hero's computation applied to its accumulators and its inputs at `index`."""
+    em = Elemental(builder, k.tensors, inline_all=True)
+    new, pos = [], 0
+    for h in heroes:
+        inputs, _ = reduce_operands(h)
+        n = len(inputs)
+        vals = [builder.root_values(x, index, k.tensors)[0] for x in inputs]
+        new += em.apply_computation(h.called_computation(), accs[pos:pos + n] + vals)
+        pos += n
+    return new
+
+
+def _accumulate(builder, k, heroes, input_index, start, stop, step, inits=None):
+    """Per work-item partial results: an scf.for over the reduced positions."""
+    inits = inits if inits is not None else _initial_values(builder, k, heroes)
     loop = scf.ForOp(start, stop, step, inits)
+    _name_loop_values(loop, "pos", "acc")
     with ir.InsertionPoint(loop.body):
-        accs = list(loop.inner_iter_args)
-        idx = input_index(loop.induction_variable)
-        new, pos = [], 0
-        for h in heroes:
-            inputs, _ = reduce_operands(h)
-            n = len(inputs)
-            vals = [builder.root_values(x, idx, k.tensors)[0] for x in inputs]
-            new += em.apply_computation(h.called_computation(), accs[pos:pos + n] + vals)
-            pos += n
+        new = _reduce_step(builder, k, heroes, list(loop.inner_iter_args),
+                           input_index(loop.induction_variable))
         scf.yield_(new)
-    return list(loop.results), types
+    return list(loop.results), [v.type for v in inits]
 
 
 def _combine(builder, k, heroes, a, b):
@@ -186,6 +214,13 @@ def _write_outputs(builder, k, heroes, reduced, out_index, condition):
 
 
 def _row(builder, heroes, layout, K1, R):
+    if builder.target.row_reduction == "per_work_item":
+        _row_per_work_item(builder, heroes, layout, K1, R)
+    else:
+        _row_tree(builder, heroes, layout, K1, R)
+
+
+def _row_tree(builder, heroes, layout, K1, R):
     k1, red, k2 = layout
     threads = _threads_for_row(R)
     builder.report.launch.append(
@@ -214,6 +249,134 @@ def _row(builder, heroes, layout, K1, R):
         first = arith.cmpi(arith.CmpIPredicate.eq, tid, const_index(0))
         final = _write_outputs(builder, k, heroes, reduced, kept, first)
         k.finish(final, K1, "row reduction")
+
+
+def _row_per_work_item(builder, heroes, layout, K1, R):
+    k1, red, _ = layout
+    rows = _rows_per_group(K1)
+    groups = host_cdiv(K1, rows)
+    lanes = _lanes_for_row(heroes, R)
+    builder.report.launch.append(
+        f"{builder.name}: row reduction, grid {groups} x local {rows} work-items "
+        f"(one work-item per row of {R} elements, {lanes} lanes of accumulators, "
+        f"no barriers)")
+    builder.report.maps.append(str(IndexingMap(
+        [(0, rows - 1), (0, _hi(groups))],
+        [add(mul(Dim(1), rows), Dim(0)), add(mul(Sym(0), lanes), Sym(1))],
+        symbol_ranges=[(0, _hi(host_cdiv(R, lanes))), (0, lanes - 1)],
+        constraints=[(add(mul(Dim(1), rows), Dim(0)), 0, _hi(K1)),
+                     (add(mul(Sym(0), lanes), Sym(1)), 0, _hi(R))],
+        dim_names=["th_x", "bl_x"], symbol_names=["i", "lane"])) + "  (row, reduced position)")
+    with builder.kernel("", rows) as k:
+        row, row_ok = _row_of_work_item(k, rows, k1)
+        kept = delinearize(row, k1, k.tensors)
+
+        def input_index(r):
+            return kept + delinearize(r, red, k.tensors)
+        length = index_product(red, k.tensors)
+        per_lane = _lane_accumulate(builder, k, heroes, input_index, length, R, lanes)
+        reduced = _combine_lanes(builder, k, heroes, per_lane)
+        final = _write_outputs(builder, k, heroes, reduced, kept, row_ok)
+        k.finish(final, groups, "row reduction")
+
+
+def _rows_per_group(K1) -> int:
+    """Powers of two up to MAX_ROWS_PER_GROUP while MIN_GROUPS work-groups remain; one
+    row per group for a dynamic K1 (which may be small)."""
+    if K1.static is None:
+        return 1
+    rows = 1
+    while rows < MAX_ROWS_PER_GROUP and K1.static >= 2 * rows * MIN_GROUPS:
+        rows *= 2
+    return rows
+
+
+def _lanes_for_row(heroes, R) -> int:
+    """LANE_BITS of the widest accumulator (16 f32 lanes, 8 f64), fewer for short rows."""
+    widest = max(bit_width(compute_type(init.shape.element))
+                 for h in heroes for init in reduce_operands(h)[1])
+    lanes = max(1, LANE_BITS // max(widest, 32))
+    if R.static is not None:
+        while lanes > 1 and lanes > R.static:
+            lanes //= 2
+    return lanes
+
+
+def _row_of_work_item(k, rows, k1):
+    """(row index, "the row exists"): rows past K1 in the last work-group read row 0
+    and write nothing."""
+    if rows == 1:
+        return k.block_id, arith.constant(ir.IntegerType.get_signless(1), 1)
+    with named("row"):
+        row = apply_linear([(k.block_id, rows), (k.thread_id, 1)])
+    with named("row_in_range"):
+        row_ok = cmp_lt(row, index_product(k1, k.tensors))
+    with named("row_or_0"):
+        return arith.select(row_ok, row, const_index(0)), row_ok
+
+
+def _lane_accumulate(builder, k, heroes, input_index, length, R, lanes):
+    """Accumulators of each lane: a loop over the row `lanes` positions at a time (lane
+    j accumulates positions i + j), then the positions left over (fewer than `lanes`)
+    into lane 0."""
+    inits = _initial_values(builder, k, heroes)
+    if lanes == 1:
+        return [_accumulate(builder, k, heroes, input_index, const_index(0), length,
+                            const_index(1), inits)[0]]
+    main_end = _round_down(length, R, lanes)
+    loop = scf.ForOp(const_index(0), main_end, const_index(lanes),
+                     _by_lane_to_flat([inits] * lanes))
+    loop.attributes[LANE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), lanes)
+    _name_loop_values(loop, "pos", "acc")
+    with ir.InsertionPoint(loop.body):
+        accs = _flat_to_by_lane(list(loop.inner_iter_args), lanes)
+        i = loop.induction_variable
+        new = [_reduce_step(builder, k, heroes, accs[j],
+                            input_index(i if j == 0 else arith.addi(i, const_index(j))))
+               for j in range(lanes)]
+        scf.yield_(_by_lane_to_flat(new))
+    per_lane = _flat_to_by_lane(list(loop.results), lanes)
+    if R.static is None or R.static % lanes:
+        per_lane[0] = _accumulate(builder, k, heroes, input_index, main_end, length,
+                                  const_index(1), per_lane[0])[0]
+    return per_lane
+
+
+def _name_loop_values(loop, position: str, carried: str) -> None:
+    """C names of a loop's induction variable and loop-carried values."""
+    args = loop.body.arguments
+    args[0].set_location(named(position))
+    for arg in list(args)[1:]:
+        arg.set_location(named(carried))
+
+
+def _by_lane_to_flat(by_lane) -> list:
+    """Loop-carried order: accumulator-major (all lanes of accumulator 0, then of 1...),
+    so that each accumulator's lanes are consecutive (one vector after packing)."""
+    return [by_lane[j][a] for a in range(len(by_lane[0])) for j in range(len(by_lane))]
+
+
+def _flat_to_by_lane(flat, lanes) -> list[list]:
+    return [flat[j::lanes] for j in range(lanes)]
+
+
+def _round_down(length, R, multiple) -> ir.Value:
+    """The end of the part of the row that the lanes cover."""
+    if R.static is not None:
+        return const_index(R.static - R.static % multiple)
+    with named("row_rest"):
+        rest = arith.remsi(length, const_index(multiple))
+    with named("lanes_end"):
+        return arith.subi(length, rest)
+
+
+def _combine_lanes(builder, k, heroes, per_lane) -> list[ir.Value]:
+    """The lanes' accumulators combined pairwise (lanes 0+1, 2+3, ..., then again)."""
+    while len(per_lane) > 1:
+        pairs = zip(per_lane[0::2], per_lane[1::2])
+        combined = [_combine(builder, k, heroes, a, b) for a, b in pairs]
+        per_lane = combined + ([per_lane[-1]] if len(per_lane) % 2 else [])
+    return per_lane[0]
 
 
 def _column(builder, heroes, layout, K1, R, K2):
