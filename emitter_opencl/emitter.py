@@ -751,6 +751,13 @@ class KernelEmitter:
                     default_name=f"{default}_{dim}")
 
     def _barrier(self, op) -> None:
+        if self.single_work_item():
+            # A one-work-item group has no one to wait for: the barrier's remaining effect
+            # is ordering this work-item's memory accesses, which is a fence. PoCL's
+            # work-group compiler can take minutes on kernels with barriers, fences it
+            # compiles as usual.
+            self.stmt(op, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+            return
         self.stmt(op, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 
     def _return(self, op) -> None:

@@ -16,6 +16,10 @@ from .errors import OpenCLBuildError
 # OpenCL convention), `<kernel>:3:10:` (NVIDIA), `/path/tempfile.cl:3:10:` (PoCL, AMD).
 _LOG_POSITION = re.compile(r"(?:<source>|<kernel>|<stdin>|<input>|[\w./\\~-]*\.cl):(\d+)(?::\d+)?:")
 _MAX_QUOTED_LINES = 10
+# Warnings about generated code are nothing a user can act on, and the OpenCL compiler
+# prints them on stderr at every build (PoCL notes the ABI of float16 values on CPUs
+# without AVX-512). Errors are still reported in full.
+_ALWAYS_OPTIONS = ("-w",)
 
 
 def source_hash(source):
@@ -73,7 +77,7 @@ def _try_build_from_binary(dev, binary, options):
     """None when the driver refuses the binary (it may have changed under the same name)."""
     cl = _cl()
     try:
-        return cl.Program(dev.context, [dev.device], [binary]).build(options=list(options))
+        return cl.Program(dev.context, [dev.device], [binary]).build(options=_with_defaults(options))
     except cl.Error:
         return None
 
@@ -82,11 +86,15 @@ def _build_from_source(dev, source, options, name):
     cl = _cl()
     program = cl.Program(dev.context, source)
     try:
-        return program.build(options=list(options), devices=[dev.device])
+        return program.build(options=_with_defaults(options), devices=[dev.device])
     except cl.Error as exc:
         log = _build_log(program, dev, exc)
         lines = blamed_source_lines(log, source)
         raise OpenCLBuildError(_build_error_message(dev, name, options, log, lines, source), log, lines) from None
+
+
+def _with_defaults(options):
+    return list(options) + [o for o in _ALWAYS_OPTIONS if o not in options]
 
 
 def _build_log(program, dev, exc):

@@ -941,6 +941,15 @@ def test_work_group_with_barrier(device):
     np.testing.assert_array_equal(out, (x * 2).reshape(3, 4)[:, ::-1].reshape(-1))
 
 
+def test_barrier_of_a_one_work_item_group_is_a_fence():
+    # nothing to wait for: the barrier only orders the work-item's own memory accesses
+    text = WORK_GROUP.replace("opencl.local_size = array<i64: 4, 1, 1>",
+                              "opencl.local_size = array<i64: 1, 1, 1>")
+    kernel = emit(text)
+    assert "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);" in kernel.source
+    assert "barrier(" not in kernel.source
+
+
 def test_unsupported_rounding_mode_is_rejected():
     text = """
     module {

@@ -15,16 +15,18 @@ from .register_blocking import block_contractions
 from .stream_forwarding import forward_streams
 
 # Order matters:
-# - generalize named ops and fuse elementwise producers into consumers while still on
-#   tensors, so one loop nest computes a whole chain of elementwise TTIR ops;
+# - fuse elementwise producers into consumers while still on tensors, so one loop nest
+#   computes a whole chain of elementwise TTIR ops; named ops (tt.dot's linalg.contract,
+#   transposes) are generalized only afterwards, so nothing is fused into a contraction,
+#   where it would be recomputed for every element of the other operand;
 # - one-shot bufferization turns tensors into memref.alloc buffers (the `__local` tiles);
 # - linalg ops become affine loops, allocs inside loops are hoisted to kernel scope
 #   (OpenCL requires `__local` arrays at kernel scope), then affine lowers to scf/arith.
 LINALG_TO_AFFINE = (
     "canonicalize",
     "cse",
-    "linalg-generalize-named-ops",
     "linalg-fuse-elementwise-ops",
+    "linalg-generalize-named-ops",
     "canonicalize",
     "one-shot-bufferize{bufferize-function-boundaries=false}",
     "canonicalize",

@@ -73,10 +73,16 @@ def _reduce_into(conv, op, inputs, inits, axis, rank):
 
 
 def dot(conv, op):
-    """`acc[m, n] += a[m, k] * b[k, n]` as a linalg.generic whose loops run m, k, n: the
-    innermost loop walks rows of `b` and `acc` contiguously, which a CPU compiler
+    """`acc[m, n] += a[m, k] * b[k, n]` as a `linalg.contract` whose loops run m, k, n:
+    the innermost loop walks rows of `b` and `acc` contiguously, which a CPU compiler
     vectorizes (the named linalg.matmul would put k innermost). A leading batch dim
-    (3-D dots) is one more parallel loop outside."""
+    (3-D dots) is one more parallel loop outside. Operands are widened to the
+    accumulator type as Triton's dot does (fp16/bf16 -> f32, i8 -> i32 sign-extended:
+    the contraction's default `cast_signed`).
+
+    It stays a named op through elementwise fusion, so producers of its operands (casts,
+    gathers, arithmetic) are not fused into it and recomputed for every element of the
+    other operand; the pipeline generalizes it afterwards."""
     a, bm, acc = (conv.get_value(op, v).value for v in list(op.operands)[:3])
     rank = len(b.shape_of(a.type))
     if rank not in (2, 3):
@@ -85,44 +91,9 @@ def dot(conv, op):
     m, k, n = (ir.AffineDimExpr.get(d + rank - 2) for d in range(3))
     loops = rank + 1
     maps = [ir.AffineMap.get(loops, 0, batch + list(dims)) for dims in ((m, k), (k, n), (m, n))]
-    kinds = ["parallel"] * (rank - 2) + ["parallel", "reduction", "parallel"]
-    acc_type = b.element_type(acc.type)
-
-    def body(x, y, c):
-        return [_add(c, _mul(_widen(x, acc_type), _widen(y, acc_type)))]
-
-    generic = linalg.GenericOp(
-        result_tensors=[acc.type], inputs=[a, bm], outputs=[acc],
-        indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(mp) for mp in maps]),
-        iterator_types=b.iterator_types(kinds))
-    block = generic.regions[0].blocks.append(
-        b.element_type(a.type), b.element_type(bm.type), acc_type)
-    with ir.InsertionPoint(block):
-        linalg.YieldOp(body(*block.arguments))
-    conv.set(op.results[0], Value(generic.result))
-
-
-def _widen(v: ir.Value, to: ir.Type) -> ir.Value:
-    """Converts a dot operand element to the accumulator type (fp16/bf16 -> f32,
-    i8 -> i32 sign-extended, as Triton's dot does)."""
-    from mlir.dialects import arith
-    if v.type == to:
-        return v
-    if isinstance(to, ir.FloatType):
-        if isinstance(v.type, ir.IntegerType):
-            return arith.sitofp(to, v)
-        return arith.extf(to, v) if v.type.width < to.width else arith.truncf(to, v)
-    return arith.extsi(to, v) if v.type.width < to.width else arith.trunci(to, v)
-
-
-def _mul(x, y):
-    from mlir.dialects import arith
-    return arith.mulf(x, y) if isinstance(x.type, ir.FloatType) else arith.muli(x, y)
-
-
-def _add(x, y):
-    from mlir.dialects import arith
-    return arith.addf(x, y) if isinstance(x.type, ir.FloatType) else arith.addi(x, y)
+    result = linalg.contract(a, bm, outs=[acc],
+                             indexing_maps=maps)
+    conv.set(op.results[0], Value(result))
 
 
 # ---------------------------------------------------------------------------------------
