@@ -154,8 +154,10 @@ def launch_overhead(quick=False):
     launch()
     ms = peers.median_call_ms(launch, 200 if quick else 1000)
     torch_ms = peers.median_call_ms(lambda: torch.add(x, 1.0), 1000)
+    bare_ms = peers.bare_opencl_launch_ms(200 if quick else 1000)
     return {"case": "launch overhead (tiny kernel)", "unit": "us", "ours": {"ms": ms, "rate": ms * 1e3},
-            "peers": {"torch.add (1 element)": {"ms": torch_ms, "rate": torch_ms * 1e3}}}
+            "peers": {"torch.add (1 element)": {"ms": torch_ms, "rate": torch_ms * 1e3},
+                      "bare pyopencl enqueue+finish": {"ms": bare_ms, "rate": bare_ms * 1e3}}}
 
 
 def compile_latency(quick=False):

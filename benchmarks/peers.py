@@ -41,6 +41,29 @@ def median_call_ms(fn, count: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def bare_opencl_launch_ms(count: int) -> float:
+    """One work-item of an empty kernel enqueued with pyopencl and waited for, on the
+    device our launcher uses: the floor any OpenCL launch from Python pays."""
+    import numpy as np
+    import pyopencl as cl
+
+    from launcher import get_device
+
+    dev = get_device()
+    kernel = cl.Program(dev.context, "__kernel void tiny(__global float* x) { x[0] += 1.0f; }"
+                        ).build().tiny
+    buffer = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, 4)
+    kernel.set_args(buffer)
+    global_size = np.array([1], dtype=np.uintp)
+
+    def launch():
+        cl.enqueue_nd_range_kernel(dev.queue, kernel, global_size, global_size)
+        dev.queue.finish()
+
+    launch()
+    return median_call_ms(launch, count)
+
+
 def _run_json(args, env_extra, timeout=600) -> dict:
     env = dict(os.environ, **env_extra)
     out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,

@@ -33,6 +33,8 @@ def _format_row(result: dict) -> str:
             cells.append(f"{peer}: {measured['rate']:.1f} {result['unit']} (ours {ratio:.2f}x)")
         else:
             cells.append(f"{peer}: {measured.get('skipped', 'n/a')}")
+    if "warm_s" in result:  # compile latency: the cold compile is the row, then the warm start
+        cells.append(f"warm start (new process, cache hit): {result['warm_s']:.2f} s")
     return "  ".join(cells)
 
 
