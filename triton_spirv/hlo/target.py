@@ -23,20 +23,17 @@ ROW_REDUCTION_SHAPES = ("tree", "per_work_item")
 @dataclass(frozen=True)
 class EmitTarget:
     """`row_reduction`: "tree" (work-group per row, barriers) or "per_work_item"
-    (one work-item per row, lane accumulators, no barriers). `cpu`: the device is a
-    CPU."""
+    (one work-item per row, lane accumulators, no barriers)."""
     row_reduction: str = "tree"
-    cpu: bool = False
 
 
 def emit_target() -> EmitTarget:
-    cpu = device_is_cpu()
     override = os.environ.get(ROW_REDUCTION_ENV, "").strip()
     if override and override not in ROW_REDUCTION_SHAPES:
         raise ValueError(f"{ROW_REDUCTION_ENV}={override!r}: expected one of "
                          f"{', '.join(ROW_REDUCTION_SHAPES)}")
-    return EmitTarget(row_reduction=override or ("per_work_item" if cpu else "tree"),
-                      cpu=cpu)
+    return EmitTarget(row_reduction=override or
+                      ("per_work_item" if device_is_cpu() else "tree"))
 
 
 def device_is_cpu() -> bool:
