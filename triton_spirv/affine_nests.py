@@ -1,5 +1,6 @@
-"""Small queries on affine loop nests and memref values, shared by the rewrites the
-pipeline runs on the affine stage (register_blocking.py, stream_forwarding.py)."""
+"""Small queries on affine loop nests and memref values, and operand remapping, shared by
+the rewrites on the affine stage (register_blocking.py, stream_forwarding.py) and the HLO
+frontend's own passes."""
 from __future__ import annotations
 
 from mlir import ir
@@ -64,3 +65,13 @@ def named(name: str, loc: ir.Location) -> ir.Location:
     while loc.is_a_name():
         loc = loc.child_loc
     return ir.Location.name(name, childLoc=loc)
+
+
+def remap_operands(op, mapping: dict) -> None:
+    """Replaces, in `op` and its regions, every operand found in `mapping`."""
+    def visit(inner):
+        for i, operand in enumerate(inner.operands):
+            if operand in mapping:
+                inner.operands[i] = mapping[operand]
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)

@@ -33,7 +33,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from .affine_nests import (VIEW_OPS, body_ops, constant_extent, induction_var, is_alloc,
-                           named, op_of, owner, root_buffer)
+                           named, op_of, owner, remap_operands, root_buffer)
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 # Ops that neither read nor write memory: they may move across copies.
@@ -381,7 +381,8 @@ def _version(nest_top, shape: list[int], ins: list[StreamIn], outs: list[StreamO
     with loc, ir.InsertionPoint(if_op.then_block):
         direct = nest.clone()
         scf.YieldOp([])
-    _redirect(direct, {s.tile: s.source for s in ins} | {s.tile: s.target for s in outs})
+    # In the nest, tiles appear only as the memrefs of loads and stores (checked).
+    remap_operands(direct, {s.tile: s.source for s in ins} | {s.tile: s.target for s in outs})
     else_yield = scf.YieldOp([], ip=ir.InsertionPoint(if_op.else_block), loc=loc)
     for stream in ins:
         for op in (stream.fill, stream.copy):
@@ -532,16 +533,3 @@ def _apart_or_same(store: BlockView, other: BlockView, same_is_fine: bool, store
                                                    _index(b)).result).result
         ok = arith.OrIOp(ok, same).result
     return ok
-
-
-def _redirect(nest, views: dict) -> None:
-    """Loads from / stores to the streamed tiles in `nest` use the global views."""
-    def visit(op):
-        name = op.name
-        if name == "affine.load" and op.operands[0] in views:
-            op.operands[0] = views[op.operands[0]]
-        elif name == "affine.store" and op.operands[1] in views:
-            op.operands[1] = views[op.operands[1]]
-        return ir.WalkResult.ADVANCE
-
-    nest.walk(visit)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf, vector
 
+from ..affine_nests import remap_operands
+
 LANE_ATTR = "hlo.lane_accumulators"
 
 # Elementwise ops that have the same meaning on vectors and that the OpenCL emitter
@@ -303,16 +305,6 @@ def _rebuild(loop, lanes, plans, inits) -> None:
 
 def _vector_type(element: ir.Type, lanes: int) -> ir.VectorType:
     return ir.VectorType.get([lanes], element)
-
-
-def remap_operands(op, mapping) -> None:
-    """Replaces, in `op` and its regions, every operand found in `mapping`."""
-    def visit(o):
-        for i, operand in enumerate(o.operands):
-            if operand in mapping:
-                o.operands[i] = mapping[operand]
-        return ir.WalkResult.ADVANCE
-    op.walk(visit)
 
 
 class _VectorBuilder:

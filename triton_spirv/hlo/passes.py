@@ -29,7 +29,8 @@ from mlir import ir, passmanager
 from mlir.dialects import arith, tensor, vector
 
 from ..pipeline import lower_to_memref  # the shared stage
-from .lanes import pack_lane_accumulators, remap_operands
+from ..affine_nests import remap_operands
+from .lanes import pack_lane_accumulators
 
 STAGES = ("emitted", "inlined", "flattened", "unrolled", "vectorized", "packed", "memref")
 VECTOR_WIDTHS = (16, 8, 4, 2)
