@@ -33,3 +33,14 @@ fi
 python3 -m pip install -q "torch==2.13.0"
 extras="${EXTRAS:-}"
 python3 -m pip install -q -e ".${extras:+[$extras]}"
+
+# WITH_INTEL_OPENCL=1: Intel's OpenCL CPU runtime from PyPI (OpenCL 3.x, SPIR-V IL, fp16), a
+# second device next to PoCL. The wheel's own ICD file names a build-machine path, so an ICD
+# file naming the installed library is written where the loader looks.
+if [ "${WITH_INTEL_OPENCL:-0}" = 1 ]; then
+  python3 -m pip install -q intel-opencl-rt intel-cmplr-lib-rt
+  intel_lib="$(python3 -c 'import sys, os; print(os.path.join(sys.prefix, "lib", "libintelocl.so"))')"
+  if [ ! -e "$intel_lib" ]; then echo "intel-opencl-rt installed no $intel_lib" >&2; exit 1; fi
+  $SUDO mkdir -p /etc/OpenCL/vendors
+  echo "$intel_lib" | $SUDO tee /etc/OpenCL/vendors/intel-cpu.icd >/dev/null
+fi
