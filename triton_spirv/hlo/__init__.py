@@ -14,10 +14,11 @@ Shapes may use `?` and named dimensions (`f32[M,K]`, dynamic.py): one compiled k
 serves every size; shapes are checked at compile time (dynamic.py) and, before each
 launch, by generated host code (host.py; `triton_spirv.ShapeCheckError`).
 """
-from .errors import HloError, HloParseError, HloShapeError, HloUnsupportedError
+from .errors import HloError, HloOutputError, HloParseError, HloShapeError, HloUnsupportedError
 from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
 
-__all__ = ["HloComputation", "HloError", "HloInstruction", "HloModule", "HloParseError",
+__all__ = ["HloComputation", "HloError", "HloInstruction", "HloModule", "HloOutputError",
+           "HloParseError",
            "HloShapeError",
            "HloUnsupportedError", "ModuleRunner", "compile_fusion", "read_hlo",
            "read_hlo_file", "run_hlo", "run_hlo_file"]

@@ -27,6 +27,11 @@ class HloShapeError(HloError):
     dimension, a dynamic size no ENTRY parameter gives), found at compile time."""
 
 
+class HloOutputError(HloError):
+    """An output that does not have the shape or dtype the ENTRY computation's result
+    shape says; raised before anything is returned."""
+
+
 def where(instr) -> str:
     """`%name (opcode) in computation C, line N` for messages."""
     comp = instr.computation.name if instr.computation is not None else "?"

@@ -23,11 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .custom_calls import lower_custom_call
 from .compile import CompiledFusion, compile_fusion, kernel_name, source_file_for
 from .elemental import literal_array
-from .errors import HloUnsupportedError, where
+from .errors import HloOutputError, HloUnsupportedError, where
 from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
 from .shapes import bf16_bits_to_f32, f32_to_bf16_bits
+from .tuples import flatten_fused_tuples, leaf_paths, leaves, nest
 
 # Entry-level instructions that move no data.
 NO_KERNEL = {"parameter", "constant", "tuple", "get-tuple-element", "call", "while",
@@ -101,6 +103,7 @@ class ModuleRunner:
         self.source_path = source_file_for(module)
         self.keep_stages = keep_stages
         self.fusions: dict[HloInstruction, CompiledFusion] = {}
+        self.library_calls: dict = {}        # custom-call -> LibraryCall
         self.dynamic = module_is_dynamic(module)
         self._entry_check = None
         if self.dynamic:
@@ -137,6 +140,9 @@ class ModuleRunner:
         if instr not in self.fusions:
             if instr.opcode == "fusion":
                 computation = instr.called_computation()
+                flatten_fused_tuples(computation)
+            elif instr.opcode == "custom-call":
+                computation = self.library_call(instr).computation
             else:
                 computation = wrap_instruction(instr)
             self.fusions[instr] = compile_fusion(kernel_name(instr), computation,
@@ -153,28 +159,26 @@ class ModuleRunner:
         if len(inputs) != len(params):
             raise HloUnsupportedError(f"entry computation {self.module.entry.name} takes "
                                       f"{len(params)} parameters, got {len(inputs)} inputs")
-        args = [to_storage(v, p.shape.element) for v, p in zip(inputs, params)]
+        args = [entry_argument(v, p.shape, f"%{p.name}", self._entry_check is None)
+                for v, p in zip(inputs, params)]
         if self._entry_check is not None:
             self._dims = self._entry_check({p.name: a for p, a in zip(params, args)})
-        else:
-            for value, p in zip(args, params):
-                if tuple(value.shape) != tuple(p.shape.dims):
-                    raise HloUnsupportedError(f"input for %{p.name} has shape {value.shape}, "
-                                              f"expected {p.shape}")
         self._out = list(out) if out is not None else None
         try:
             result = self.evaluate(self.module.entry, args)
         finally:
             self._out = None
-        leaves = _leaves(result)
-        shapes = self.module.entry.root.shape.leaves()
+        root = self.module.entry.root
+        results = leaves(result)
+        check_outputs(self.module.entry, results, [self.concrete(s) for s in root.shape.leaves()])
+        shapes = root.shape.leaves()
         if out is not None:
-            for target, value in zip(out, leaves):
+            for target, value in zip(out, results):
                 if target is not value and target.base is not value and \
                         value.base is not target:
                     np.copyto(target, value.reshape(target.shape))
             return list(out)
-        return [from_storage(a, s.element, bf16_as) for a, s in zip(leaves, shapes)]
+        return [from_storage(a, s.element, bf16_as) for a, s in zip(results, shapes)]
 
     def concrete(self, shape) -> tuple[int, ...]:
         """A shape's dims with the dynamic ones given by this run's parameters."""
@@ -209,9 +213,27 @@ class ModuleRunner:
             return self._while(instr, operands[0])
         if op == "conditional":
             return self._conditional(instr, operands)
+        if op == "custom-call":
+            return self._library_call(instr, operands)
         targets = self._out if (self._out is not None and instr.is_root and
                                 instr.computation is self.module.entry) else None
-        return self._run_kernels(instr, operands, targets)
+        return nest(self._run_kernels(instr, operands, targets), instr.shape)
+
+    def library_call(self, instr):
+        """The fused computation a custom-call (library call) runs as, made once."""
+        if instr not in self.library_calls:
+            self.library_calls[instr] = lower_custom_call(instr)
+        return self.library_calls[instr]
+
+    def _library_call(self, instr, operands):
+        """Runs a library call's kernels; scratch leaves (workspaces) get an
+        uninitialized array of their shape, which nothing reads."""
+        computed = self._run_kernels(instr, operands)
+        shapes = instr.shape.leaves()
+        results = [computed[k] if k is not None else
+                   np.empty(self.concrete(s), dtype=np.dtype(s.element.numpy))
+                   for k, s in zip(self.library_call(instr).outputs, shapes)]
+        return nest(results, instr.shape)
 
     def _while(self, instr, state):
         condition = instr.called[0] if "condition" in instr.attrs and \
@@ -232,8 +254,10 @@ class ModuleRunner:
                 index = len(branches) - 1
         return self.evaluate(branches[index], [operands[1 + index]])
 
-    def _run_kernels(self, instr, operands, targets=None):
+    def _run_kernels(self, instr, operands, targets=None) -> list:
+        """Runs the kernels of `instr`; returns its result leaves in order."""
         fusion = self.fusion_for(instr)
+        operands = leaves(operands)
         if fusion.dynamic or targets is not None:
             return self._run_checked(instr, fusion, operands, targets)
         computation = fusion.computation
@@ -255,9 +279,7 @@ class ModuleRunner:
         for (root, leaf), out in zip(fusion_outputs(computation), outputs):
             shape = leaf_shape(root, leaf)
             shaped.append(out[:shape.size].reshape(shape.dims))
-        if instr.shape.is_tuple:
-            return tuple(shaped)
-        return shaped[0]
+        return shaped
 
     def _run_checked(self, instr, fusion, operands, targets):
         """A launch through the fusion's generated host code: check, allocate, launch."""
@@ -295,9 +317,7 @@ class ModuleRunner:
             grid = int(grids[kernel.name])
             if grid > 0 and all(o.size > 0 for o in outputs):
                 self._launch(kernel, call, grid)
-        if instr.shape.is_tuple:
-            return tuple(outputs)
-        return outputs[0]
+        return outputs
 
     def _launch(self, kernel, args, grid=None) -> None:
         entry = kernel._launcher
@@ -331,10 +351,57 @@ def _make_launchable(kernel) -> _Launchable:
     return _Launchable(launcher, handle)
 
 
-def _leaves(value) -> list:
-    if isinstance(value, tuple):
-        return [leaf for v in value for leaf in _leaves(v)]
-    return [value]
+def entry_argument(value, shape, what: str, check_dims: bool):
+    """A user input -> the storage value of an ENTRY parameter of `shape`: an array, or
+    (for a tuple shape) a tuple of them, nested like the shape."""
+    if shape.is_tuple:
+        if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
+            got = f"{len(value)} items" if isinstance(value, (tuple, list)) else \
+                type(value).__name__
+            raise HloUnsupportedError(f"input for {what} must be a tuple of "
+                                      f"{len(shape.tuple_shapes)} items for {shape}, got {got}")
+        return tuple(entry_argument(v, s, f"{what}{{{k}}}", check_dims)
+                     for k, (v, s) in enumerate(zip(value, shape.tuple_shapes)))
+    array = to_storage(value, shape.element)
+    if check_dims and tuple(array.shape) != tuple(shape.dims):
+        raise HloUnsupportedError(f"input for {what} has shape {array.shape}, expected {shape}")
+    return array
+
+
+def check_outputs(entry: HloComputation, results: list, dims: list) -> None:
+    """The output guard: every leaf of the ENTRY result must have the shape and storage
+    dtype of the ENTRY root's shape, or nothing is returned. A kernel or a host step that
+    produced something else (a wrong nesting, dtype or size) raises here instead of
+    handing back a plausible-looking wrong array."""
+    root = entry.root
+    shapes = root.shape.leaves()
+    problems = []
+    if len(results) != len(shapes):
+        problems.append(f"{len(results)} arrays for the {len(shapes)} leaves of {root.shape}")
+    for path, shape, want, value in zip(leaf_paths(root.shape), shapes, dims, results):
+        if shape.opaque:      # tokens carry no data
+            continue
+        dtype = np.dtype(shape.element.numpy)
+        got_dtype = getattr(value, "dtype", type(value).__name__)
+        got_shape = tuple(getattr(value, "shape", ()))
+        if got_dtype != dtype or got_shape != tuple(want):
+            source = leaf_source(root, path)
+            problems.append(f"output {{{','.join(map(str, path))}}} ({shape}, from {source}) "
+                            f"came out as {got_dtype}{list(got_shape)}, expected "
+                            f"{dtype}{list(want)}")
+    if problems:
+        raise HloOutputError(f"entry computation {entry.name}: " + "; ".join(problems) +
+                             "; no output was returned")
+
+
+def leaf_source(root: HloInstruction, path: tuple) -> str:
+    """Where a leaf of the ENTRY result comes from: through `tuple`s to the instruction
+    that makes it (`%reduce.9.0 {1}, line 98`)."""
+    instr, rest = root, list(path)
+    while rest and instr.opcode == "tuple":
+        instr = instr.operands[rest.pop(0)]
+    index = f" {{{','.join(map(str, rest))}}}" if rest else ""
+    return f"%{instr.name}{index}, line {instr.line}"
 
 
 def is_noop_bitcast(instr) -> bool:
@@ -351,7 +418,7 @@ def needs_kernel(instr) -> bool:
 
 def wrap_instruction(instr) -> HloComputation:
     """An unfused instruction as a one-instruction fused computation."""
-    if instr.opcode in ("custom-call", "sort", "rng", "rng-bit-generator", "infeed",
+    if instr.opcode in ("sort", "rng", "rng-bit-generator", "infeed",
                         "outfeed", "send", "recv", "all-reduce", "fft", "triangular-solve",
                         "cholesky", "convolution"):
         raise HloUnsupportedError(f"{where(instr)}: {instr.opcode} is not supported by the "
