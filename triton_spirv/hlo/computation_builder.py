@@ -37,10 +37,15 @@ class ComputationBuilder:
 
     def _name(self, what: str) -> str:
         self._count += 1
-        return f"{self.origin.name}.{what}.{self._count}"
+        return f"{what}.{self._count}"
 
     def parameter(self, shape: Shape, name: str) -> HloInstruction:
+        """A parameter, named after the value it receives (kernel arguments and shape
+        checks then name the HLO values); a repeated name gets a suffix."""
         number = len(self.computation.parameters)
+        taken = {p.name for p in self.computation.parameters}
+        if name in taken:
+            name = f"{name}.{number}"
         return self._add(HloInstruction(name, "parameter", shape, [], {}, self.origin.line,
                                         self.origin.column, parameter_number=number))
 

@@ -99,8 +99,7 @@ def lower_cublas_gemm(instr: HloInstruction) -> LibraryCall:
             f"{', C' if config.beta != 0 else ''}{', bias' if has_bias else ''})")
     out_shape = array_shape(leaves[0])
     b = ComputationBuilder(f"{instr.name}_gemm", instr)
-    params = [b.parameter(o.shape, f"{instr.name}.operand{k}")
-              for k, o in enumerate(instr.operands)]
+    params = [b.parameter(o.shape, o.name) for o in instr.operands]
     x = b.op("dot", out_shape, params[:2],
              lhs_batch_dims=_braces(config.lhs_batch), rhs_batch_dims=_braces(config.rhs_batch),
              lhs_contracting_dims=_braces(config.lhs_contracting),
