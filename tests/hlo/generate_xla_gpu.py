@@ -80,6 +80,12 @@ CASES = {
                                 [normal(4, 64, 32), normal(4, 48, 64)]),
     "gemm_gelu_grad": (jax.grad(gelu_loss, argnums=(0, 1, 2)),
                        [normal(16, 32), normal(32, 24), normal(24)]),
+    "gemm_bf16_bias_relu": (lambda a, b, c: jax.nn.relu(a @ b + c),
+                            [normal(16, 64).astype(jnp.bfloat16),
+                             normal(64, 32).astype(jnp.bfloat16), normal(32).astype(jnp.bfloat16)]),
+    "gemm_int8": (lambda a, b: jax.lax.dot(a, b, preferred_element_type=jnp.int32),
+                  [rng.integers(-128, 128, (16, 32)).astype(np.int8),
+                   rng.integers(-128, 128, (32, 24)).astype(np.int8)]),
 }
 LEGACY = {"legacy_gemm_default": "gemm_default", "legacy_gemm_alpha_beta": "gemm_alpha_beta"}
 
@@ -97,12 +103,17 @@ def reference(fn, args):
         return jax.jit(fn)(*args)
 
 
+def as_stored(array):
+    """numpy has no bfloat16: bf16 arrays are stored widened to float32 (exactly)."""
+    return np.asarray(array.astype(jnp.float32) if array.dtype == jnp.bfloat16 else array)
+
+
 def write(name, text, args, outputs):
     outputs = outputs if isinstance(outputs, (tuple, list)) else [outputs]
     with open(os.path.join(HERE, f"{name}.hlo"), "w") as f:
         f.write(text)
-    arrays = {f"arg{k}": np.asarray(a) for k, a in enumerate(args)}
-    arrays.update({f"out{k}": np.asarray(o) for k, o in enumerate(outputs)})
+    arrays = {f"arg{k}": as_stored(a) for k, a in enumerate(args)}
+    arrays.update({f"out{k}": as_stored(o) for k, o in enumerate(outputs)})
     np.savez(os.path.join(HERE, f"{name}.npz"), **arrays)
     print(name, len(text.splitlines()), "lines")
 
