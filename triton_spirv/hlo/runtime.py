@@ -257,7 +257,7 @@ class ModuleRunner:
     def _run_kernels(self, instr, operands, targets=None) -> list:
         """Runs the kernels of `instr`; returns its result leaves in order."""
         fusion = self.fusion_for(instr)
-        operands = leaves(operands)
+        operands = leaves(kernel_operands(instr, operands))
         if fusion.dynamic or targets is not None:
             return self._run_checked(instr, fusion, operands, targets)
         computation = fusion.computation
@@ -349,6 +349,20 @@ def _make_launchable(kernel) -> _Launchable:
                                 fn=types.SimpleNamespace(arg_names=names), name=kernel.name)
     launcher = OpenCLLauncher(src, types.SimpleNamespace(name=kernel.name))
     return _Launchable(launcher, handle)
+
+
+def kernel_operands(instr, values: list) -> list:
+    """The values the parameters of `instr`'s kernels receive, in order. A wrapped
+    instruction has one parameter per distinct operand (`wrap_instruction`), so
+    `clamp(%a, %a, %b)` passes a and b, not a, a."""
+    if instr.opcode in ("fusion", "custom-call"):
+        return values
+    seen, distinct = set(), []
+    for operand, value in zip(instr.operands, values):
+        if operand not in seen:
+            seen.add(operand)
+            distinct.append(value)
+    return distinct
 
 
 def entry_argument(value, shape, what: str, check_dims: bool):
