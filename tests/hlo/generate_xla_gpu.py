@@ -86,6 +86,10 @@ CASES = {
     "gemm_int8": (lambda a, b: jax.lax.dot(a, b, preferred_element_type=jnp.int32),
                   [rng.integers(-128, 128, (16, 32)).astype(np.int8),
                    rng.integers(-128, 128, (32, 24)).astype(np.int8)]),
+    # The value before the activation is an output too: the *_AUX epilogues.
+    "gemm_gelu_aux": (lambda a, b: (jax.nn.gelu(a @ b), a @ b), [normal(16, 32), normal(32, 24)]),
+    "gemm_bias_gelu_aux": (lambda a, b, c: (jax.nn.gelu(a @ b + c), a @ b + c),
+                           [normal(16, 32), normal(32, 24), normal(24)]),
 }
 LEGACY = {"legacy_gemm_default": "gemm_default", "legacy_gemm_alpha_beta": "gemm_alpha_beta"}
 
