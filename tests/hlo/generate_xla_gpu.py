@@ -90,6 +90,12 @@ CASES = {
     "gemm_gelu_aux": (lambda a, b: (jax.nn.gelu(a @ b), a @ b), [normal(16, 32), normal(32, 24)]),
     "gemm_bias_gelu_aux": (lambda a, b, c: (jax.nn.gelu(a @ b + c), a @ b + c),
                            [normal(16, 32), normal(32, 24), normal(24)]),
+    # beta * C and a bias in one call: operands (A, B, C, bias).
+    "gemm_beta_bias_relu": (lambda a, b, c, d: jax.nn.relu(a @ b + d + c),
+                            [normal(16, 32), normal(32, 24), normal(24), normal(16, 24)]),
+    # A rank-3 operand reshaped (bitcast) to rows for the call.
+    "gemm_bias_rank3": (lambda a, b, c: jnp.einsum("bij,jk->bik", a, b) + c,
+                        [normal(4, 16, 32), normal(32, 24), normal(24)]),
 }
 LEGACY = {"legacy_gemm_default": "gemm_default", "legacy_gemm_alpha_beta": "gemm_alpha_beta"}
 
