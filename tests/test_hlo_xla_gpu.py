@@ -84,6 +84,15 @@ def test_nested_tuple_entry_result():
     assert_matches(outputs, [arrays["out2"], arrays["out0"], arrays["out3"], arrays["out1"]])
 
 
+def test_nested_tuple_entry_result_into_given_arrays():
+    arrays = data("nested_arg_max_min_rows")
+    out = [np.empty(8, np.float32), np.empty(8, np.int32), np.empty(8, np.float32),
+           np.empty(8, np.int32)]
+    returned = ModuleRunner(read_hlo(entry_returning_the_fusion())).run(inputs(arrays), out=out)
+    assert all(r is o for r, o in zip(returned, out))
+    assert_matches(out, [arrays["out2"], arrays["out0"], arrays["out3"], arrays["out1"]])
+
+
 RANGE = """HloModule ranges
 
 %range (p: ((f32[8], s32[8]), (f32[8], s32[8]))) -> (f32[8], s32[8]) {

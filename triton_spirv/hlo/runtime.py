@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .custom_calls import lower_custom_call
 from .compile import CompiledFusion, compile_fusion, kernel_name, source_file_for
+from .custom_calls import lower_custom_call
 from .elemental import literal_array
 from .errors import HloOutputError, HloUnsupportedError, where
 from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
