@@ -207,3 +207,21 @@ def test_missing_bias_operand_is_named():
     with pytest.raises(HloUnsupportedError, match=r"2 operands, expected 3 for beta=0 and "
                                                   r"epilogue BIAS \(A, B, bias\)"):
         ModuleRunner(read_hlo(source)).run(inputs(data("gemm_default")))
+
+
+@pytest.mark.parametrize("printed", ["unoptimized", "xla_cpu"])
+def test_variadic_reductions_as_jax_prints_them_live(printed):
+    """The same arg-max/min function as HLO before XLA's passes (an unfused variadic
+    `reduce` and get-tuple-elements in the ENTRY) and as XLA:CPU compiles it."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    def f(x):
+        return (jnp.argmax(x, 1), jnp.argmin(x, 0), jnp.max(x, 1), jnp.min(x, 0))
+    x = np.random.default_rng(8).standard_normal((9, 31)).astype(np.float32)
+    lowered = jax.jit(f).lower(x)
+    hlo = lowered.as_text(dialect="hlo") if printed == "unoptimized" else \
+        lowered.compile().as_text()
+    assert re.search(r"\(f32\[\d+\]\{0\}, s32\[\d+\]\{0\}\) reduce\(", hlo)
+    outputs = ModuleRunner(read_hlo(hlo)).run([x])
+    assert_matches(outputs, [np.asarray(o) for o in jax.jit(f)(x)])
