@@ -225,3 +225,62 @@ def test_variadic_reductions_as_jax_prints_them_live(printed):
     assert re.search(r"\(f32\[\d+\]\{0\}, s32\[\d+\]\{0\}\) reduce\(", hlo)
     outputs = ModuleRunner(read_hlo(hlo)).run([x])
     assert_matches(outputs, [np.asarray(o) for o in jax.jit(f)(x)])
+
+
+GEMM = """HloModule m
+ENTRY %main (a: f32[8,4], b: f32[6,4], c: f32[8,6], bias: f32[6]) -> f32[8,6] {
+  %a = f32[8,4]{1,0} parameter(0)
+  %b = f32[6,4]{1,0} parameter(1)
+  %c = f32[8,6]{1,0} parameter(2)
+  %bias = f32[6]{0} parameter(3)
+  %gemm = (f32[8,6]{1,0}, s8[1024]{0}) custom-call(%a, %b, %c, %bias), custom_call_target="__cublas$lt$matmul", backend_config={"gemm_backend_config":{"alpha_real":2,"beta":0.5,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["1"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]},"alpha_imag":0,"epilogue":"BIAS_RELU"}}
+  ROOT %out = f32[8,6]{1,0} get-tuple-element(%gemm), index=0
+}
+"""
+
+
+def listing(computation):
+    lines = []
+    for i in computation.instructions:
+        attrs = " ".join(f"{k}={v}" for k, v in i.attrs.items())
+        literal = f" {i.literal}" if i.literal else ""
+        operands = ", ".join(o.name for o in i.operands)
+        lines.append(("ROOT " if i.is_root else "") +
+                     f"{i.name} = {i.shape} {i.opcode}({operands}){literal} {attrs}".rstrip())
+    return lines
+
+
+def test_cublas_call_lowered_in_and_out():
+    """relu(alpha * dot(A, B^T) + beta * C + bias) as HLO, the workspace left out."""
+    from triton_spirv.hlo.custom_calls import lower_custom_call
+    call = lower_custom_call(read_hlo(GEMM).entry.by_name("gemm"))
+    assert listing(call.computation) == [
+        "a = f32[8,4] parameter()",
+        "b = f32[6,4] parameter()",
+        "c = f32[8,6] parameter()",
+        "bias = f32[6] parameter()",
+        "dot.1 = f32[8,6] dot(a, b) lhs_batch_dims={} rhs_batch_dims={} "
+        "lhs_contracting_dims={1} rhs_contracting_dims={1}",
+        "constant.2 = f32[] constant() 2",
+        "broadcast.3 = f32[8,6] broadcast(constant.2) dimensions={}",
+        "multiply.4 = f32[8,6] multiply(dot.1, broadcast.3)",
+        "constant.5 = f32[] constant() 0.5",
+        "broadcast.6 = f32[8,6] broadcast(constant.5) dimensions={}",
+        "multiply.7 = f32[8,6] multiply(c, broadcast.6)",
+        "add.8 = f32[8,6] add(multiply.4, multiply.7)",
+        "broadcast.9 = f32[8,6] broadcast(bias) dimensions={1}",
+        "add.10 = f32[8,6] add(add.8, broadcast.9)",
+        "constant.11 = f32[] constant() 0.0",
+        "broadcast.12 = f32[8,6] broadcast(constant.11) dimensions={}",
+        "ROOT maximum.13 = f32[8,6] maximum(add.10, broadcast.12)",
+    ]
+    assert call.outputs == [0, None]
+
+
+def test_cublas_call_with_alpha_and_a_fractional_beta_against_numpy():
+    rng = np.random.default_rng(11)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in [(8, 4), (6, 4), (8, 6)])
+    bias = rng.standard_normal(6).astype(np.float32)
+    out = ModuleRunner(read_hlo(GEMM)).run([a, b, c, bias])[0]
+    want = np.maximum(2 * (a.astype(np.float64) @ b.T) + 0.5 * c + bias, 0)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
