@@ -165,10 +165,13 @@ def test_view_dir_writes_a_page_per_compiled_kernel(tmp_path):
     env = dict(os.environ, TRITON_SPIRV_VIEW_DIR=str(tmp_path / "pages"),
                TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=REPO_ROOT)
     subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=240)
-    assert sorted(os.listdir(tmp_path / "pages")) == ["double_kernel.html", "negate_kernel.html"]
+    # negate_kernel is compiled for two block sizes: a page each.
+    assert sorted(os.listdir(tmp_path / "pages")) == ["double_kernel.html", "negate_kernel-2.html",
+                                                      "negate_kernel.html"]
+    assert "tl.arange(0, BLOCK)" in html.unescape((tmp_path / "pages" / "negate_kernel-2.html").read_text())
     page = (tmp_path / "pages" / "negate_kernel.html").read_text()
     assert "tl.load(x_ptr + offs" in html.unescape(page)
-    meta = json.loads(next((tmp_path / "cache").rglob("negate_kernel.json")).read_text())
+    meta = json.loads(next((tmp_path / "cache").rglob("double_kernel.json")).read_text())
     assert "_view_stage_texts" not in meta  # the texts are not kept in the metadata
     assert set(meta["stage_seconds"]) == {"ttir", "linalg", "memref", "cl", "clbin"}
 
@@ -189,7 +192,8 @@ def double_kernel(x_ptr, n, BLOCK: tl.constexpr):
 x = torch.arange(100, dtype=torch.float32)
 negate_kernel[(1,)](x, 100, BLOCK=128)
 double_kernel[(1,)](x, 100, BLOCK=128)
-assert torch.equal(x, -2 * torch.arange(100, dtype=torch.float32))
+negate_kernel[(2,)](x, 100, BLOCK=64)
+assert torch.equal(x, 2 * torch.arange(100, dtype=torch.float32))
 """
 
 
@@ -317,3 +321,26 @@ def test_browser_hlo_instruction_and_fusion_highlight_kernel_lines(gelu_page, tm
     assert any("tanh_float(" in text for text in result["cl"])
     assert any("get_group_id" in text for text in result["cl"])
     assert screenshot(gelu_page, tanh_line, "viewer-hlo-gelu.png")
+
+
+MATMUL_TUTORIAL = os.path.join(REPO_ROOT, "python", "tutorials", "03-matrix-multiplication.py")
+MATMUL_SIGNATURE = ",".join(["a_ptr=*fp16", "b_ptr=*fp16", "c_ptr=*fp16", "M=i32", "N=i32", "K=i32"]
+                            + [f"stride_{s}=i32" for s in ("am", "ak", "bk", "bn", "cm", "cn")])
+
+
+@needs_chromium
+def test_browser_matmul_tutorial_page(tmp_path):
+    """The autotuned tutorial kernel (the view command unwraps @triton.autotune): its
+    tl.dot line became the register-blocked contraction, its helper is shown."""
+    assert cli.main(["view", MATMUL_TUTORIAL, "matmul_kernel", "--signature", MATMUL_SIGNATURE,
+                     "--constexpr", "BLOCK_SIZE_M=32,BLOCK_SIZE_N=32,BLOCK_SIZE_K=32,GROUP_SIZE_M=8,"
+                     "ACTIVATION=leaky_relu", "-o", str(tmp_path)]) == 0
+    page = tmp_path / "matmul_kernel.html"
+    assert "def leaky_relu(x):" in html.unescape(page.read_text())
+    dot_line = _line_of(MATMUL_TUTORIAL, "accumulator = tl.dot(")
+    result, stderr = click_in_browser(page, dot_line, tmp_path)
+    assert result["errors"] == [] and _console_errors(stderr) == []
+    highlighted = "\n".join(result["cl"])
+    assert "vload16(" in highlighted and "accumulator" in highlighted
+    assert "vstore_half" not in highlighted  # the store of C comes from tl.store's line
+    assert screenshot(page, dot_line, "viewer-matmul_kernel.png")

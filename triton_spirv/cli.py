@@ -72,6 +72,9 @@ def compile_kernel(path: str, kernel: str, signature: str, constexprs: str):
 
     module = _load_python_file(path)
     fn = getattr(module, kernel, None)
+    # @triton.autotune / @triton.heuristics wrap the @triton.jit function as `.fn`.
+    while fn is not None and not isinstance(fn, triton.runtime.JITFunction) and hasattr(fn, "fn"):
+        fn = fn.fn
     if fn is None or not hasattr(fn, "arg_names"):
         raise CommandError(f"{path} has no @triton.jit function named '{kernel}'")
     types = _parse_pairs(signature, "--signature")

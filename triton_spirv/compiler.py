@@ -193,10 +193,25 @@ def _viewed(ext, stage, last):
         if last:
             from .viewer import triton_kernel_view, write_page
             metadata.pop(_VIEW_TEXTS)
-            write_page(triton_kernel_view(texts, metadata), directory)
+            view = triton_kernel_view(texts, metadata)
+            write_page(view, directory, _page_name(directory, view.kernel, metadata.get("hash")))
         return out
 
     return run
+
+
+# (directory, kernel) -> the compilations of the kernel this process wrote pages for.
+_VIEWED_HASHES: dict = {}
+
+
+def _page_name(directory, kernel, compilation_hash):
+    """`kernel` for the first specialization of a kernel the process compiles (constants,
+    signature), then `kernel-2`, `kernel-3`, ... (autotuning compiles several)."""
+    seen = _VIEWED_HASHES.setdefault((os.path.abspath(directory), kernel), [])
+    if compilation_hash not in seen:
+        seen.append(compilation_hash)
+    number = seen.index(compilation_hash) + 1
+    return kernel if number == 1 else f"{kernel}-{number}"
 
 
 def _dumping(ext, stage):

@@ -250,10 +250,10 @@ def render_page(view: KernelView) -> str:
 """
 
 
-def write_page(view: KernelView, directory: str) -> str:
-    """Writes `directory/<kernel>.html`; returns its path."""
+def write_page(view: KernelView, directory: str, name: str | None = None) -> str:
+    """Writes `directory/<name or kernel>.html`; returns its path."""
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, f"{view.kernel}.html")
+    path = os.path.join(directory, f"{name or view.kernel}.html")
     tmp = f"{path}.tmp.{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(render_page(view))
