@@ -344,3 +344,19 @@ def test_browser_matmul_tutorial_page(tmp_path):
     assert "vload16(" in highlighted and "accumulator" in highlighted
     assert "vstore_half" not in highlighted  # the store of C comes from tl.store's line
     assert screenshot(page, dot_line, "viewer-matmul_kernel.png")
+
+
+def test_view_of_an_hlo_kernel_that_does_not_exist(capsys, tmp_path):
+    assert cli.main(["view", GELU_HLO, "no_such_kernel", "-o", str(tmp_path)]) == 2
+    assert "has no kernel named 'no_such_kernel'; its kernels: fusion" in capsys.readouterr().err
+
+
+def test_page_without_a_readable_source_still_shows_the_stages(scale_page, tmp_path):
+    page_dir = tmp_path / "compiled"
+    assert cli.main(["compile", KERNELS, "scale_kernel", "--signature", SIGNATURE, "--constexpr",
+                     "BLOCK=256", "--stage", "all", "-o", str(page_dir)]) == 0
+    texts = {ext: (page_dir / f"scale_kernel.{ext}").read_text() for ext in ("ttir", "linalg", "memref", "cl")}
+    texts["ttir"] = texts["ttir"].replace(KERNELS, "/gone/kernels_for_cli.py")
+    text = render_page(triton_kernel_view(texts, {"name": "scale_kernel"}))
+    assert "not readable: /gone/kernels_for_cli.py" in text
+    assert "__kernel void scale_kernel" in text

@@ -152,7 +152,12 @@ def cmd_view(args) -> int:
     from .viewer import triton_kernel_view, write_page
     if args.file.endswith(".hlo"):
         from .hlo.view import write_module_pages
-        paths = write_module_pages(args.file, args.output, only=args.kernel)
+        if not os.path.exists(args.file):
+            raise CommandError(f"no such file: {args.file}")
+        try:
+            paths = write_module_pages(args.file, args.output, only=args.kernel)
+        except LookupError as err:
+            raise CommandError(str(err)) from None
     else:
         if not args.kernel:
             raise CommandError("give the name of the @triton.jit function to view")

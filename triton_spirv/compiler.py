@@ -14,6 +14,7 @@ import functools
 import hashlib
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Dict, Optional, Tuple
@@ -191,13 +192,22 @@ def _viewed(ext, stage, last):
         texts = metadata.setdefault(_VIEW_TEXTS, {})
         texts[ext] = out if isinstance(out, (str, bytes)) else str(out)
         if last:
-            from .viewer import triton_kernel_view, write_page
             metadata.pop(_VIEW_TEXTS)
-            view = triton_kernel_view(texts, metadata)
-            write_page(view, directory, _page_name(directory, view.kernel, metadata.get("hash")))
+            _write_view_page(directory, texts, metadata)
         return out
 
     return run
+
+
+def _write_view_page(directory, texts, metadata):
+    """A page that cannot be written is reported, and the kernel still compiles."""
+    from .viewer import triton_kernel_view, write_page
+    try:
+        view = triton_kernel_view(texts, metadata)
+        write_page(view, directory, _page_name(directory, view.kernel, metadata.get("hash")))
+    except Exception as exc:  # the viewer must never fail a compilation
+        warnings.warn(f"{VIEW_ENV}: no page written for kernel '{metadata.get('name')}' in "
+                      f"{directory}: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
 
 
 # (directory, kernel) -> the compilations of the kernel this process wrote pages for.

@@ -72,10 +72,19 @@ def stage_columns(texts: dict, seconds: dict, source_path: str, known) -> list[S
 
 
 def triton_source_path(ttir: str) -> str:
+    """The kernel's Python file as its TTIR locations name it ("" when they name none)."""
     match = _FUNCTION_LOC.search(ttir) or _ANY_FILE_LOC.search(ttir)
-    if match is None:
-        raise ValueError("the TTIR carries no source location of its kernel")
-    return match.group(1)
+    return match.group(1) if match else ""
+
+
+def _read_source(path: str) -> str | None:
+    """The source file's text, or None where it cannot be read (a kernel defined in
+    a string, a file moved since): the page then shows the stages alone."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _function_ranges(source: str) -> list[tuple[int, int]]:
@@ -113,10 +122,13 @@ def triton_kernel_view(texts: dict, metadata: dict) -> KernelView:
     seconds = dict(metadata.get("stage_seconds") or {})
     stages = stage_columns(texts, seconds, source_path, TRITON_STAGES)
     wanted = set().union(*(o for s in stages for o in s.origins))
-    with open(source_path, encoding="utf-8") as f:
-        shown = python_lines_shown(f.read(), wanted)
+    source = _read_source(source_path)
+    shown = python_lines_shown(source, wanted) if source is not None else []
+    facts = triton_facts(metadata, stages)
+    if source is None:
+        facts.append(("source", f"not readable: {source_path or 'the TTIR names no file'}"))
     name = metadata.get("source_name") or metadata.get("name", "kernel")
-    return KernelView(name, "Python", source_path, shown, stages, triton_facts(metadata, stages))
+    return KernelView(name, "Python", source_path, shown, stages, facts)
 
 
 def _local_bytes(metadata: dict) -> int:

@@ -20,5 +20,5 @@ def write_module_pages(path: str, directory: str, only: str = "") -> list[str]:
             pages.append(write_page(view, directory))
     if only and not pages:
         names = sorted(k.name for f in runner.fusions.values() for k in f.kernels)
-        raise ValueError(f"{path} has no kernel named '{only}'; its kernels: {', '.join(names)}")
+        raise LookupError(f"{path} has no kernel named '{only}'; its kernels: {', '.join(names)}")
     return pages
