@@ -360,3 +360,23 @@ def test_page_without_a_readable_source_still_shows_the_stages(scale_page, tmp_p
     text = render_page(triton_kernel_view(texts, {"name": "scale_kernel"}))
     assert "not readable: /gone/kernels_for_cli.py" in text
     assert "__kernel void scale_kernel" in text
+
+
+HLO_SCRIPT = """
+import sys
+import numpy as np
+import triton_spirv.hlo as hlo
+module = hlo.read_hlo(open(sys.argv[1]).read())
+x = np.linspace(-3, 3, 6 * 512 * 4096, dtype=np.float32).reshape(6, 512, 4096)
+hlo.ModuleRunner(module).run([x])
+"""
+
+
+def test_view_dir_writes_pages_for_hlo_kernels_a_script_runs(tmp_path):
+    script = tmp_path / "run_hlo.py"
+    script.write_text(HLO_SCRIPT)
+    env = dict(os.environ, TRITON_SPIRV_VIEW_DIR=str(tmp_path / "pages"), PYTHONPATH=REPO_ROOT)
+    subprocess.run([sys.executable, str(script), GELU_HLO], env=env, check=True, timeout=240)
+    page = (tmp_path / "pages" / "fusion.html").read_text()
+    assert set(_page_data(page)["stages"]) >= {"emitted", "memref", "cl"}
+    assert "%tanh_0 = bf16[6,512,4096] tanh" in html.unescape(page)
