@@ -380,3 +380,23 @@ def test_view_dir_writes_pages_for_hlo_kernels_a_script_runs(tmp_path):
     page = (tmp_path / "pages" / "fusion.html").read_text()
     assert set(_page_data(page)["stages"]) >= {"emitted", "memref", "cl"}
     assert "%tanh_0 = bf16[6,512,4096] tanh" in html.unescape(page)
+
+
+UNFUSED_HLO = """HloModule unfused
+ENTRY main {
+  p0 = f32[64] parameter(0)
+  p1 = f32[64] parameter(1)
+  ROOT sum = f32[64] add(p0, p1)
+}
+"""
+
+
+def test_hlo_page_of_an_unfused_instruction(tmp_path):
+    module = tmp_path / "unfused.hlo"
+    module.write_text(UNFUSED_HLO)
+    assert cli.main(["view", str(module), "-o", str(tmp_path / "pages")]) == 0
+    data = _page_data((tmp_path / "pages" / "sum.html").read_text())
+    assert data["expand"] == {}
+    add_line = _line_of(module, "ROOT sum")
+    cl_lines_of_add = [n for n, origins in enumerate(data["stages"]["cl"]) if add_line in origins]
+    assert cl_lines_of_add, data["stages"]["cl"]

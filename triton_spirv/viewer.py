@@ -166,12 +166,7 @@ def hlo_kernel_view(module_text: str, source_path: str, fusion_instr, fusion,
     stands for its whole fused computation."""
     texts = dict(kernel.stages, cl=kernel.source)
     stages = stage_columns(texts, dict(kernel.stage_seconds), source_path, HLO_STAGES)
-    computation = fusion.computation
-    fused_lines = sorted({computation.line} | {i.line for i in computation.instructions})
-    last = _closing_line(module_text, computation.line)
-    expand = {fusion_instr.line: list(range(computation.line, last + 1))} if last else {}
-    if not expand:
-        expand = {fusion_instr.line: fused_lines}
+    expand = _fusion_expansion(module_text, fusion_instr, fusion.computation)
     shown = list(enumerate(module_text.splitlines(), start=1))
     total = sum(s.seconds for s in stages if s.seconds is not None)
     facts = [("fusion", f"%{fusion_instr.name}"), ("emitter", str(fusion.report.emitter)),
@@ -180,6 +175,16 @@ def hlo_kernel_view(module_text: str, source_path: str, fusion_instr, fusion,
              ("__local bytes", str(kernel.local_mem_bytes)),
              ("compile time (stages shown)", _seconds_text(total))]
     return KernelView(kernel.name, "HLO", source_path, shown, stages, facts, expand)
+
+
+def _fusion_expansion(module_text: str, instr, computation) -> dict[int, list[int]]:
+    """A `fusion` instruction stands for the lines of its fused computation (an unfused
+    instruction's kernel maps to its own line through the locations)."""
+    if instr.opcode != "fusion":
+        return {}
+    last = (_closing_line(module_text, computation.line)
+            or max(i.line for i in computation.instructions))
+    return {instr.line: list(range(computation.line, last + 1))}
 
 
 def _closing_line(text: str, first: int) -> int | None:
