@@ -131,3 +131,27 @@ def test_print_autotuning_reports_the_best_config(tmp_path):
     assert re.search(r"best config selected: BLOCK: (64|256)", run.stdout), run.stdout
     quiet = run_script(tmp_path, AUTOTUNED, cache="cache2")
     assert "Triton autotuning" not in quiet.stdout
+
+
+HLO_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import triton_spirv.hlo as hlo
+    module = hlo.read_hlo_file(sys.argv[1])
+    x = np.linspace(-3, 3, 6 * 512 * 4096, dtype=np.float32).reshape(6, 512, 4096)
+    hlo.ModuleRunner(module).run([x])
+""")
+
+
+def test_mlir_enable_dump_covers_the_hlo_frontend(tmp_path):
+    from triton_spirv.hlo.passes import PASSES
+    script = tmp_path / "run_hlo.py"
+    script.write_text(HLO_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in _OURS}
+    env.update(PYTHONPATH=REPO_ROOT, MLIR_ENABLE_DUMP="1")
+    run = subprocess.run([sys.executable, str(script), os.path.join(HERE, "hlo", "seed_gelu.hlo")],
+                         env=env, capture_output=True, text=True, timeout=300, check=True)
+    steps = [name for when, name, _ in _dumps(run.stderr) if when == "After"]
+    assert steps[0] == "hlo-emitter"
+    assert [s for s in steps if s.startswith("hlo-")][1:] == [f"hlo-{n}" for n, _ in PASSES if n != "memref"]
+    assert steps[-1] == "cse" and "func.func(convert-linalg-to-affine-loops)" in steps
