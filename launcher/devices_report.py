@@ -64,6 +64,20 @@ def device_facts(cl, device) -> list:
     ]
 
 
+def _sub_group_width(cl, opened):
+    """The sub-group size the driver chooses for a 256-work-item group of the probe
+    kernel (clGetKernelSubGroupInfo, OpenCL 2.1+); None where it does not say."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = cl.Program(opened.context, _device._PROBE_SOURCE).build()
+        kernel = cl.Kernel(program, "triton_opencl_probe")
+        return int(kernel.get_sub_group_info(
+            opened.device, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, (256,)))
+    except Exception:  # OpenCL 1.2 devices, or drivers without sub-groups (PoCL's CPU device)
+        return None
+
+
 def probe_devices(spec=None) -> list:
     """A DeviceEntry per device of every platform, each opened and probed."""
     cl = _device._import_pyopencl()
@@ -80,6 +94,9 @@ def probe_devices(spec=None) -> list:
                 opened = _device._open_device(cl, p_index, d_index, platform, device)
             entry.usable = True
             entry.probe = "ok (zero-copy)" if opened.zero_copy else "ok (arguments copied in and out)"
+            width = _sub_group_width(cl, opened)
+            if width:
+                entry.facts.append(("sub-group width", f"{width} (for a work-group of 256)"))
         except Exception as exc:  # the reason device choice would skip it
             entry.probe = f"failed: {type(exc).__name__}: {exc}"
         entries.append(entry)

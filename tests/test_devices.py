@@ -37,6 +37,9 @@ def test_devices_lists_every_device_with_its_facts():
             assert re.search(rf"OpenCL C\s+{re.escape(dev.opencl_c_version.strip())}", block)
             fp16 = "yes" if "cl_khr_fp16" in dev.extensions else "no"
             assert re.search(rf"fp16\s+{fp16}", block)
+            subgroups = dev.max_num_sub_groups if dev.version.split()[1] >= "2.1" else 0
+            if subgroups:
+                assert re.search(rf"sub-groups\s+up to {subgroups} per work-group", block)
             assert "probe                ok" in block
 
 
