@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from .errors import NoOpenCLDeviceError
+from .profile import profiling_enabled
 
 ENV_VAR = "TRITON_OPENCL_DEVICE"
 # Set to 1 to copy arguments in and out even on zero-copy devices (to test that path).
@@ -237,7 +238,10 @@ def _no_device_message(spec, platforms, found, candidates, errors):
 
 def _open_device(cl, platform_index, device_index, platform, device):
     context = cl.Context([device])
-    queue = cl.CommandQueue(context, device)  # in order: launches run in program order
+    if profiling_enabled():  # TRITON_SPIRV_PROFILE=1 (profile.py); otherwise no property
+        queue = cl.CommandQueue(context, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    else:
+        queue = cl.CommandQueue(context, device)  # in order: launches run in program order
     zero_copy = _probe(cl, context, queue, device_identity(platform, device))
     return OpenCLDevice(platform_index, device_index, platform, device, context, queue, zero_copy)
 

@@ -33,6 +33,7 @@ from .descriptors import descriptor_param_names, descriptor_param_types, descrip
 from .device import get_device
 from .cache_repair import rebuild_clbin
 from .errors import ClbinFormatError, GridError, KernelArgumentError
+from .profile import profiled_launch_calls, profiling_enabled
 from .program import get_program
 from .resources import out_of_resources
 from .scratch import ScratchPlan
@@ -295,6 +296,9 @@ class OpenCLLauncher:
         self._plan_arguments(types, _argument_names(src))
         self._set_args = _choose_arg_setter()
         self._enqueue = cl.enqueue_nd_range_kernel
+        if profiling_enabled():  # TRITON_SPIRV_PROFILE=1: record every launch's event
+            self._enqueue, self._set_args = profiled_launch_calls(self.kernel_name, self._enqueue,
+                                                                  self._set_args)
         self._enqueue_copy = cl.enqueue_copy
         self._command_queue_type = cl.CommandQueue
         self._bound = None  # the KernelHandle whose parameters were checked against the plan

@@ -12,9 +12,12 @@ import re
 from .device import OpenCLDevice, get_device
 from .errors import OpenCLBuildError
 
-# How compilers cite source positions in build logs: `<source>:3:10:` (Intel, the
-# OpenCL convention), `<kernel>:3:10:` (NVIDIA), `/path/tempfile.cl:3:10:` (PoCL, AMD).
-_LOG_POSITION = re.compile(r"(?:<source>|<kernel>|<stdin>|<input>|[\w./\\~-]*\.cl):(\d+)(?::\d+)?:")
+# How compilers cite source positions in build logs: `<source>:3:10:` (the OpenCL
+# convention), `<kernel>:3:10:` (NVIDIA), `/path/tempfile.cl:3:10:` (PoCL, AMD), and
+# `1:3:10: error:` (Intel's OpenCL CPU runtime: the number of the program's source
+# string, then line and column, at the start of a log line).
+_LOG_POSITION = re.compile(r"(?:<source>|<kernel>|<stdin>|<input>|[\w./\\~-]*\.cl):(\d+)(?::\d+)?:"
+                           r"|^\d+:(\d+):\d+: (?:fatal error|error|warning|note):", re.MULTILINE)
 _MAX_QUOTED_LINES = 10
 # Warnings about generated code are nothing a user can act on, and the OpenCL compiler
 # prints them on stderr at every build (PoCL notes the ABI of float16 values on CPUs
@@ -112,7 +115,7 @@ def blamed_source_lines(log, source):
     source_lines = source.splitlines()
     blamed = {}
     for match in _LOG_POSITION.finditer(log):
-        number = int(match.group(1))
+        number = int(match.group(1) or match.group(2))
         if 1 <= number <= len(source_lines) and number not in blamed:
             blamed[number] = source_lines[number - 1]
             if len(blamed) == _MAX_QUOTED_LINES:
@@ -132,8 +135,15 @@ def _build_error_message(dev, name, options, log, lines, source=""):
     return "\n".join(parts)
 
 
-# The emitter's comment before each group of lines: `// x = tl.load(...)  (kernel.py:12)`.
-_ORIGIN_COMMENT = re.compile(r"^\s*//.*\(([^()\s]+\.py):(\d+)\)\s*$")
+# The emitter's comment before each group of lines: `// x = tl.load(...)  (kernel.py:12)`
+# (HLO kernels name their `.hlo` file).
+_ORIGIN_COMMENT = re.compile(r"^\s*//.*\(([^()\s]+\.\w+):(\d+)\)\s*$")
+
+
+def origin_comment(line):
+    """(file, line number) that an emitter origin comment names, else None."""
+    match = _ORIGIN_COMMENT.match(line)
+    return (match.group(1), int(match.group(2))) if match else None
 
 
 def python_origin(source, number):
@@ -141,9 +151,9 @@ def python_origin(source, number):
     nearest origin comment above it), or None."""
     lines = source.splitlines()
     for text in reversed(lines[:max(0, min(number, len(lines)))]):
-        match = _ORIGIN_COMMENT.match(text)
-        if match:
-            return f"{match.group(1)}:{match.group(2)}"
+        origin = origin_comment(text)
+        if origin:
+            return f"{origin[0]}:{origin[1]}"
         if text.startswith("__kernel") or text.startswith("static inline"):
             return None
     return None

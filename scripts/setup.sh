@@ -29,6 +29,13 @@ if ! have_opencl_device || [ "${WITH_OCLGRIND:-0}" = 1 ]; then
   fi
 fi
 
+# WITH_BROWSER=1: Debian's chromium, in which tests/test_viewer.py loads the stage viewer's
+# pages headless (without it those tests skip).
+if [ "${WITH_BROWSER:-0}" = 1 ] && ! command -v chromium >/dev/null; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium
+fi
+
 # torch first, pinned to the CPU build: a bare 'torch' requirement may pull a CUDA build.
 python3 -m pip install -q "torch==2.13.0"
 extras="${EXTRAS:-}"

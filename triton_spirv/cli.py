@@ -10,6 +10,15 @@ Stages: ttir, linalg, memref, cl (the OpenCL C), clbin (the packed program).
     triton-spirv hlo emit module.hlo -o DIR [--stages]
 
 run an HLO module on the OpenCL device, or write one .cl per fusion with a report.
+
+    triton-spirv view kernels.py add_kernel --signature ... --constexpr ... [-o DIR]
+    triton-spirv view module.hlo [-o DIR]
+
+write the stage viewer's page of a kernel (of every kernel of an HLO module).
+
+    triton-spirv devices
+
+list every OpenCL platform and device, and which one kernels run on.
 """
 from __future__ import annotations
 
@@ -63,6 +72,9 @@ def compile_kernel(path: str, kernel: str, signature: str, constexprs: str):
 
     module = _load_python_file(path)
     fn = getattr(module, kernel, None)
+    # @triton.autotune / @triton.heuristics wrap the @triton.jit function as `.fn`.
+    while fn is not None and not isinstance(fn, triton.runtime.JITFunction) and hasattr(fn, "fn"):
+        fn = fn.fn
     if fn is None or not hasattr(fn, "arg_names"):
         raise CommandError(f"{path} has no @triton.jit function named '{kernel}'")
     types = _parse_pairs(signature, "--signature")
@@ -136,6 +148,33 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def cmd_view(args) -> int:
+    from .viewer import triton_kernel_view, write_page
+    if args.file.endswith(".hlo"):
+        from .hlo.view import write_module_pages
+        if not os.path.exists(args.file):
+            raise CommandError(f"no such file: {args.file}")
+        try:
+            paths = write_module_pages(args.file, args.output, only=args.kernel)
+        except LookupError as err:
+            raise CommandError(str(err)) from None
+    else:
+        if not args.kernel:
+            raise CommandError("give the name of the @triton.jit function to view")
+        compiled = compile_kernel(args.file, args.kernel, args.signature, args.constexpr)
+        texts = {ext: compiled.asm[ext] for ext in compiled.asm.keys()}
+        paths = [write_page(triton_kernel_view(texts, compiled.metadata._asdict()), args.output)]
+    for path in paths:
+        print(path)
+    return 0
+
+
+def cmd_devices(args) -> int:
+    from launcher.devices_report import devices_report
+    print(devices_report())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="triton-spirv", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -150,6 +189,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "are printed too, e.g. 'a_ptr=M,K;b_ptr=K,N'")
     c.add_argument("-o", "--output", help="write the stages into this directory")
     c.set_defaults(run=cmd_compile)
+    v = sub.add_parser("view", help="write the stage viewer's HTML page of a kernel")
+    v.add_argument("file", help="Python file defining the kernel, or an HLO module (.hlo)")
+    v.add_argument("kernel", nargs="?", default="",
+                   help="name of the @triton.jit function (HLO: only this kernel)")
+    v.add_argument("--signature", default="", help="NAME=TYPE,... e.g. x_ptr=*fp32,n=i32")
+    v.add_argument("--constexpr", default="", help="NAME=VALUE,... e.g. BLOCK_SIZE=1024")
+    v.add_argument("-o", "--output", default="view", help="directory for the pages (default: view)")
+    v.set_defaults(run=cmd_view)
+    d = sub.add_parser("devices", help="list the OpenCL devices and which one is used")
+    d.set_defaults(run=cmd_devices)
     from .hlo.cli import add_hlo_commands
     add_hlo_commands(sub)
     return parser

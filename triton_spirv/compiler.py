@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import time
+import warnings
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Dict, Optional, Tuple
@@ -146,14 +148,80 @@ class OpenCLBackend(BaseBackend):
         for ext, stage in (("ttir", make_ttir), ("linalg", make_linalg), ("memref", make_memref),
                            ("cl", make_cl), ("clbin", make_clbin)):
             stages[ext] = _dumping(ext, functools.partial(_run_stage, stage, options=options))
+        last = list(stages)[-1]
+        for ext in list(stages):
+            stages[ext] = _viewed(ext, _timed(ext, stages[ext]), last=ext == last)
 
 
 DUMP_ENV = "TRITON_SPIRV_DUMP_DIR"
+VIEW_ENV = "TRITON_SPIRV_VIEW_DIR"
 BOUNDS_CHECK_ENV = "TRITON_SPIRV_BOUNDS_CHECK"
 
 
 def _run_stage(stage, src, metadata, options):
     return stage(src, metadata, options)
+
+
+def _timed(ext, stage):
+    """Records each stage's compile time in `metadata["stage_seconds"]` (the viewer
+    shows it)."""
+
+    def run(src, metadata):
+        start = time.perf_counter()
+        out = stage(src, metadata)
+        metadata.setdefault("stage_seconds", {})[ext] = time.perf_counter() - start
+        return out
+
+    return run
+
+
+# Stage texts kept while a kernel compiles with $TRITON_SPIRV_VIEW_DIR set; removed
+# from the metadata before Triton writes it.
+_VIEW_TEXTS = "_view_stage_texts"
+
+
+def _viewed(ext, stage, last):
+    """With $TRITON_SPIRV_VIEW_DIR set, keeps each stage's text and, after the last
+    stage, writes the kernel's page there (viewer.py)."""
+
+    def run(src, metadata):
+        out = stage(src, metadata)
+        directory = os.environ.get(VIEW_ENV)
+        if not directory:
+            return out
+        texts = metadata.setdefault(_VIEW_TEXTS, {})
+        texts[ext] = out if isinstance(out, (str, bytes)) else str(out)
+        if last:
+            metadata.pop(_VIEW_TEXTS)
+            _write_view_page(directory, texts, metadata)
+        return out
+
+    return run
+
+
+def _write_view_page(directory, texts, metadata):
+    """A page that cannot be written is reported, and the kernel still compiles."""
+    from .viewer import triton_kernel_view, write_page
+    try:
+        view = triton_kernel_view(texts, metadata)
+        write_page(view, directory, _page_name(directory, view.kernel, metadata.get("hash")))
+    except Exception as exc:  # the viewer must never fail a compilation
+        warnings.warn(f"{VIEW_ENV}: no page written for kernel '{metadata.get('name')}' in "
+                      f"{directory}: {type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+
+
+# (directory, kernel) -> the compilations of the kernel this process wrote pages for.
+_VIEWED_HASHES: dict = {}
+
+
+def _page_name(directory, kernel, compilation_hash):
+    """`kernel` for the first specialization of a kernel the process compiles (constants,
+    signature), then `kernel-2`, `kernel-3`, ... (autotuning compiles several)."""
+    seen = _VIEWED_HASHES.setdefault((os.path.abspath(directory), kernel), [])
+    if compilation_hash not in seen:
+        seen.append(compilation_hash)
+    number = seen.index(compilation_hash) + 1
+    return kernel if number == 1 else f"{kernel}-{number}"
 
 
 def _dumping(ext, stage):
@@ -215,6 +283,7 @@ def make_cl(src: str, metadata, options) -> str:
     # Scripts written for GPUs divide by the shared memory a kernel uses (occupancy
     # estimates such as max_shared_mem // shared), so a kernel without tiles reports 1.
     metadata["shared"] = max(1, emitted.local_mem_bytes)
+    metadata["local_mem_bytes"] = emitted.local_mem_bytes
     # What Triton's launchers read: no kernel of this backend needs scratch memory.
     metadata["global_scratch_size"] = 0
     metadata["global_scratch_align"] = 1

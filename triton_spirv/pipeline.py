@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from mlir import ir, passmanager
 
+from .ir_dump import dump_after, dump_requested
 from .register_blocking import block_contractions
 from .stream_forwarding import forward_streams
 
@@ -61,11 +62,23 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES) -> ir.Module:
         for rewrite in rewrites:
             rewrite(module)
             _verify(module, rewrite.__name__)
+            dump_after(rewrite.__name__, module)
         _run(module, AFFINE_TO_MEMREF)
     return module
 
 
 def _run(module: ir.Module, passes: tuple[str, ...]) -> None:
+    """Runs the passes as one pipeline; one at a time when MLIR_ENABLE_DUMP asks for
+    the IR after each (ir_dump.py)."""
+    if not dump_requested(module):
+        _run_pipeline(module, passes)
+        return
+    for one in passes:
+        _run_pipeline(module, (one,))
+        dump_after(one, module)
+
+
+def _run_pipeline(module: ir.Module, passes: tuple[str, ...]) -> None:
     pm = passmanager.PassManager.parse(pipeline_text(passes))
     try:
         pm.run(module.operation)

@@ -20,10 +20,13 @@ def print_module(module: ir.Module) -> str:
 
 
 def ttir_to_linalg_text(ttir_text: str) -> str:
+    from .ir_dump import dump_after
     from .ttir import read_ttir
     from .ttir_to_linalg import convert_ttir
     with new_context() as ctx:
-        return print_module(convert_ttir(read_ttir(ttir_text, ctx)))
+        module = convert_ttir(read_ttir(ttir_text, ctx))
+        dump_after("convert-ttir-to-linalg", module)
+        return print_module(module)
 
 
 def linalg_to_memref_text(linalg_text: str) -> str:

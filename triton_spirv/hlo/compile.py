@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -39,6 +40,7 @@ class CompiledKernel:
     local_size: tuple[int, int, int]
     local_mem_bytes: int
     stages: dict[str, str] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # with keep_stages
     _handle: object = None
     _launcher: object = None
 
@@ -136,21 +138,47 @@ def _compile_fusion(name: str, computation, source_path: str | None,
     _COUNT[0] += 1
 
     with ir.Context(), ir.Location.unknown():
+        start = time.perf_counter()
         builder, plans = build_fusion(name, computation, source_path, target)
+        # The emitter builds every kernel of the fusion at once: each shows that time.
+        emitter_seconds = time.perf_counter() - start
         kernels = []
         for plan in plans:
-            stages: dict[str, str] = {}
-            dump = (lambda stage, text: stages.__setitem__(stage, text)) if keep_stages else None
-            run_passes(plan.module, dump)
+            stages = _StageRecorder(emitter_seconds) if keep_stages else None
+            run_passes(plan.module, stages)
             emitted = emit_opencl(plan.module)
             kernels.append(CompiledKernel(plan.name, plan, emitted.source, emitted.arg_types,
-                                          emitted.local_size, emitted.local_mem_bytes, stages))
+                                          emitted.local_size, emitted.local_mem_bytes,
+                                          stages.texts if stages else {},
+                                          stages.finish("cl") if stages else {}))
             plan.module = None   # the MLIR objects die with this context
     fusion = CompiledFusion(name, computation, kernels, builder.report,
                             symbols=list(builder.symbols))
     from .host import attach_host_code
     attach_host_code(fusion, builder)
     return fusion
+
+
+class _StageRecorder:
+    """run_passes' dump callback: keeps each stage's text and the time since the one
+    before; the first stage ("emitted", the emitter's output) takes the emitter's time."""
+
+    def __init__(self, emitter_seconds: float):
+        self.texts: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}
+        self._first = emitter_seconds
+        self._last = time.perf_counter()
+
+    def __call__(self, stage: str, text: str) -> None:
+        now = time.perf_counter()
+        self.texts[stage] = text
+        self.seconds[stage] = self._first if not self.seconds else now - self._last
+        self._last = time.perf_counter()
+
+    def finish(self, stage: str) -> dict[str, float]:
+        """The times, with `stage` timed up to now."""
+        self.seconds[stage] = time.perf_counter() - self._last
+        return self.seconds
 
 
 # OpenCL C builtin functions an HLO instruction may be named after (`%dot`, `%tanh`):

@@ -28,6 +28,7 @@ from typing import Callable
 from mlir import ir, passmanager
 from mlir.dialects import arith, tensor, vector
 
+from ..ir_dump import dump_after
 from ..pipeline import lower_to_memref  # the shared stage
 from ..affine_nests import remap_operands
 from .lanes import pack_lane_accumulators
@@ -306,12 +307,15 @@ PASSES: list[tuple[str, Callable]] = [
 def run_passes(module: ir.Module, dump: Callable[[str, str], None] | None = None,
                vectorize: bool = True) -> ir.Module:
     with module.context:
+        dump_after("hlo-emitter", module)
         if dump:
             dump("emitted", _text(module))
         for name, step in PASSES:
             if name in ("vectorized", "packed") and not vectorize:
                 continue
             step(module)
+            if name != "memref":  # lower_to_memref dumps after each of its passes
+                dump_after(f"hlo-{name}", module)
             if dump:
                 dump(name, _text(module))
     return module

@@ -18,7 +18,9 @@ before anything runs.
 """
 from __future__ import annotations
 
+import os
 import types
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,7 +103,9 @@ class ModuleRunner:
         check_module_shapes(module)    # compile-time shape checks (ranks, names, sizes)
         self.module = module
         self.source_path = source_file_for(module)
-        self.keep_stages = keep_stages
+        # TRITON_SPIRV_VIEW_DIR: a stage viewer page for every kernel compiled (viewer.py).
+        self.view_dir = os.environ.get("TRITON_SPIRV_VIEW_DIR")
+        self.keep_stages = keep_stages or bool(self.view_dir)
         self.fusions: dict[HloInstruction, CompiledFusion] = {}
         self.library_calls: dict = {}        # custom-call -> LibraryCall
         self.dynamic = module_is_dynamic(module)
@@ -147,7 +151,17 @@ class ModuleRunner:
                 computation = wrap_instruction(instr)
             self.fusions[instr] = compile_fusion(kernel_name(instr), computation,
                                                  self.source_path, self.keep_stages)
+            if self.view_dir:
+                self._write_view_pages(instr, self.fusions[instr])
         return self.fusions[instr]
+
+    def _write_view_pages(self, instr, fusion) -> None:
+        from .view import fusion_pages
+        try:
+            fusion_pages(self, instr, fusion, self.view_dir)
+        except Exception as exc:  # the viewer must never fail a run
+            warnings.warn(f"TRITON_SPIRV_VIEW_DIR: no page written for fusion %{instr.name}: "
+                          f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
 
     # -- running -------------------------------------------------------------
 
