@@ -12,7 +12,9 @@ builds upstream arith/math ops; `map_scalars` applies it to scalars directly, or
   OpenCL already. (A device without cl_khr_fp64 rejects such kernels at build time.)
 - `tt.clampf`: `propagateNan = all` -> maximumf/minimumf, `none` -> maxnumf/minnumf.
 - `tt.fp_to_fp`: extf, or truncf rounding to nearest even, or round-toward-zero: the
-  nearest-even result stepped one ulp toward zero when it rounded away from zero.
+  nearest-even result stepped one ulp toward zero when it rounded away from zero. To fp8
+  formats: truncf with its `roundingmode` (the emitter rounds and saturates, see
+  emitter_opencl/fp8.py).
 - `tt.bitcast`: arith.bitcast (same width).
 - `tt.extern_elementwise`: libdevice symbols (`__nv_asinf`, ...) mapped to math/arith ops
   (`EXTERN_FUNCTIONS`); others are rejected naming the symbol.
@@ -167,25 +169,52 @@ def _float_kind(t) -> str:
     return str(t)
 
 
+# Triton's fp8 formats as MLIR spells them (fp8e5, fp8e4nv, fp8e4b8, fp8e5b16, and
+# fp8e4b15, which Triton stores in f8E4M3B11FNUZ although its exponent bias is 15).
+FP8_KINDS = ("f8E5M2", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ")
+# fp8e4b15 saturates to +-1.75 (Triton's conversion on NVIDIA GPUs); the bound is applied
+# before truncf so that folding a constant (by f8E4M3B11FNUZ's own range) cannot differ.
+_FP8E4B15_LARGEST_STORED = 1.75
+# tt.fp_to_fp rounding (rtz=0, rtne=1) -> arith.truncf roundingmode (None: nearest even)
+_TRUNCF_ROUNDING = {1: None, 0: arith.RoundingMode.toward_zero}
+
+
 def fp_to_fp(conv, op, x):
     dst = b.element_type(op.results[0].type)
     src = x.type
     for t in (src, dst):
-        if _float_kind(t) not in ("f16", "bf16", "f32", "f64"):
-            raise conv.error(op, f"fp8 and other {t} values are not supported on OpenCL")
+        if _float_kind(t) not in ("f16", "bf16", "f32", "f64") + FP8_KINDS:
+            raise conv.error(op, f"{t} values are not supported on OpenCL")
     if src == dst:
         return [x]
+    rounding = ir.IntegerAttr(op.attributes["rounding"]).value \
+        if "rounding" in op.attributes else 1
+    if _float_kind(dst) in FP8_KINDS:
+        return [_truncf_to_fp8(conv, op, x, dst, rounding)]
     if _float_width(dst) == _float_width(src):
         # f16 <-> bf16: through f32 (exact), then round.
         x = arith.extf(ir.F32Type.get(), x)
     elif _float_width(dst) > _float_width(src):
         return [arith.extf(dst, x)]
     rounded = arith.truncf(dst, x)
-    rounding = ir.IntegerAttr(op.attributes["rounding"]).value \
-        if "rounding" in op.attributes else 1
     if rounding == 1:  # rtne
         return [rounded]
     return [round_toward_zero(rounded, x)]
+
+
+def _truncf_to_fp8(conv, op, x, dst, rounding: int):
+    """An fp8 value from a wider float (or another fp8 format, through f32): truncf with
+    the rounding mode; the emitter's rounding saturates out-of-range values."""
+    if rounding not in _TRUNCF_ROUNDING:
+        raise conv.error(op, f"rounding mode {rounding} of a conversion to {dst} is not "
+                             f"supported (rtne and rtz are)")
+    if _float_kind(x.type) in FP8_KINDS:
+        x = arith.extf(ir.F32Type.get(), x)
+    if _float_kind(dst) == "f8E4M3B11FNUZ":
+        bound = arith.constant(x.type, _FP8E4B15_LARGEST_STORED)
+        # |x| clamped (NaN -> 1.75, as Triton's conversion does), sign kept.
+        x = math.copysign(arith.minnumf(math.absf(x), bound), x)
+    return arith.truncf(dst, x, roundingmode=_TRUNCF_ROUNDING[rounding])
 
 
 def round_toward_zero(rounded, x):
@@ -328,8 +357,22 @@ def _special_extern(name, conv, op, args):
     raise conv.error(op, f"libdevice function {name} is not supported")
 
 
+def fp8e4b15_extern(conv, op, symbol: str, x):
+    """The backend's fp8e4b15 casts (compiler.py): its i8 bits are an f8E4M3B11FNUZ
+    value here (the emitter decodes it with bias 15)."""
+    from ..compiler import FP8E4B15_FROM_FLOAT, FP8E4B15_TO_FLOAT
+    fp8 = ir.Type.parse("f8E4M3B11FNUZ")
+    if symbol == FP8E4B15_TO_FLOAT:
+        return arith.extf(b.element_type(op.results[0].type), arith.bitcast(fp8, x))
+    rounding = {v: k for k, v in FP8E4B15_FROM_FLOAT.items()}[symbol]
+    value = _truncf_to_fp8(conv, op, x, fp8, 0 if rounding == "rtz" else 1)
+    return arith.bitcast(_int_type(8), value)
+
+
 def extern_elementwise(conv, op, *args):
     symbol = ir.StringAttr(op.attributes["symbol"]).value
+    if symbol.startswith("__triton_spirv_fp8e4b15_"):
+        return [fp8e4b15_extern(conv, op, symbol, *args)]
     name, fn = _extern_builder(symbol)
     if name is None:
         raise conv.error(op, f"extern function '{symbol}' has no OpenCL equivalent here")
