@@ -66,6 +66,17 @@ static inline float double_to_float_round_to_odd(double x) {
   return f;
 }"""
 
+# 8/16-bit atomics work on the aligned 32-bit word around the element (atomics.py): the
+# element's bit offset in that word, from its address and the device's byte order.
+_FIXED["word_lane_shift"] = """\
+static inline uint word_lane_shift(uintptr_t address, uint bytes) {
+#ifdef __ENDIAN_LITTLE__
+  return (uint)(address & 3u) * 8u;
+#else
+  return (4u - bytes - (uint)(address & 3u)) * 8u;
+#endif
+}"""
+
 # Extension pragmas that 64-bit atomics need (atomics.py), printed with the helpers.
 _FIXED["pragma_int64_atomics"] = (
     "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"

@@ -1,0 +1,139 @@
+"""Triton language, atomics on 16-bit elements: `tl.atomic_add` on f16/bf16 and
+`tl.atomic_cas` on f16/bf16/int16 (OpenCL 1.2 has 32-bit atomics only: the emitter runs
+a compare-exchange loop on the aligned word around the element), scalar and tensor
+forms, with masks, many programs updating neighbouring elements of the same words; and
+`tl.atomic_poll`.
+
+Sums use integer-valued data, so the result is exact whatever the order of the updates;
+the reference is torch's sum of the same values. Triton itself rejects atomic max, min
+and xchg on f16/bf16 ("atomic_max does not support fp16"), so those have no lowering
+here.
+"""
+import pytest
+import torch
+
+import triton
+import triton.language as tl
+
+FLOAT16 = [torch.float16, torch.bfloat16]
+
+
+@triton.jit
+def scatter_add_kernel(out_ptr, val_ptr, idx_ptr, old_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    idx = tl.load(idx_ptr + offs, mask=mask, other=0)
+    val = tl.load(val_ptr + offs, mask=mask, other=0)
+    old = tl.atomic_add(out_ptr + idx, val, mask=mask)
+    tl.store(old_ptr + offs, old, mask=mask)
+
+
+@pytest.mark.parametrize("dtype", FLOAT16)
+@pytest.mark.parametrize("slots", [1, 2, 3, 7])
+def test_contended_add_into_neighbouring_elements_is_exact(dtype, slots):
+    """Every program adds into the same few adjacent elements (sharing 32-bit words)."""
+    n, block = 600, 64
+    gen = torch.Generator().manual_seed(slots)
+    val = torch.randint(-3, 4, (n,), generator=gen).to(dtype)
+    idx = torch.randint(0, slots, (n,), generator=gen).to(torch.int32)
+    out = torch.zeros(8, dtype=dtype)
+    out[slots:] = 5  # untouched neighbours in the same words must keep their value
+    old = torch.empty(n, dtype=dtype)
+    scatter_add_kernel[(triton.cdiv(n, block),)](out, val, idx, old, n, BLOCK=block)
+    expected = torch.zeros(8, dtype=torch.float64).index_add_(0, idx.long(), val.double())
+    expected[slots:] = 5
+    torch.testing.assert_close(out.double(), expected, rtol=0, atol=0)
+    # each old value is a partial sum: an integer within the range of the sums
+    assert torch.equal(old.double(), old.double().round())
+    assert old.double().abs().max() <= val.double().abs().sum()
+
+
+@pytest.mark.parametrize("dtype", FLOAT16)
+def test_add_returns_old_values_at_unique_addresses(dtype):
+    n, block = 301, 128  # the masked tail must not touch the element after the last
+    base = torch.arange(n + 1, dtype=torch.float32).remainder(50).to(dtype)
+    out = base.clone()
+    val = torch.full((n,), 2.0, dtype=dtype)
+    idx = torch.arange(n, dtype=torch.int32).flip(0)
+    old = torch.empty(n, dtype=dtype)
+    scatter_add_kernel[(triton.cdiv(n, block),)](out, val, idx, old, n, BLOCK=block)
+    assert torch.equal(old, base[idx.long()])
+    expected = base.clone()
+    expected[:n] += 2
+    assert torch.equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", FLOAT16)
+def test_add_rounds_to_the_element_type(dtype):
+    """Non-integer sums round to nearest even once per update, as on GPUs."""
+    out = torch.tensor([1.0, 0.0], dtype=dtype)
+    val = torch.tensor([1e-3, 2.0 ** -9], dtype=dtype)
+    old = torch.empty(2, dtype=dtype)
+    scatter_add_kernel[(1,)](out, val, torch.tensor([0, 1], dtype=torch.int32), old, 2, BLOCK=2)
+    expected = torch.tensor([(1.0 + val[0].double()).item(), val[1].double().item()],
+                            dtype=torch.float64).to(dtype)
+    assert torch.equal(out, expected)
+
+
+@triton.jit
+def scalar_add_kernel(out_ptr, val_ptr, n_slots, LIMIT: tl.constexpr):
+    pid = tl.program_id(0)
+    val = tl.load(val_ptr + pid)
+    tl.atomic_add(out_ptr + pid % n_slots, val, mask=pid < LIMIT)
+
+
+@pytest.mark.parametrize("dtype", FLOAT16)
+def test_scalar_add_with_mask(dtype):
+    programs, slots, limit = 200, 3, 150
+    val = (torch.arange(programs) % 5 - 2).to(dtype)
+    out = torch.zeros(4, dtype=dtype)
+    scalar_add_kernel[(programs,)](out, val, slots, LIMIT=limit)
+    pid = torch.arange(limit)
+    expected = torch.zeros(4, dtype=torch.float64).index_add_(0, pid % slots, val[:limit].double())
+    assert torch.equal(out.double(), expected)
+
+
+@triton.jit
+def cas_kernel(ptr, cmp_ptr, val_ptr, old_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    # masked-off lanes point at their own element and compare with a value it never has
+    cmp = tl.load(cmp_ptr + offs, mask=mask, other=-7)
+    val = tl.load(val_ptr + offs, mask=mask, other=0)
+    old = tl.atomic_cas(ptr + tl.where(mask, offs, 0), cmp, val)
+    tl.store(old_ptr + offs, old, mask=mask)
+
+
+@pytest.mark.parametrize("dtype", FLOAT16 + [torch.int16])
+def test_cas_swaps_where_equal_and_returns_old_values(dtype):
+    n, block = 257, 64
+    gen = torch.Generator().manual_seed(3)
+    current = torch.randint(-4, 4, (n,), generator=gen).to(dtype)
+    cmp = torch.randint(-4, 4, (n,), generator=gen).to(dtype)
+    val = torch.arange(n).remainder(100).to(dtype)
+    ptr = current.clone()
+    old = torch.empty(n, dtype=dtype)
+    cas_kernel[(triton.cdiv(n, block),)](ptr, cmp, val, old, n, BLOCK=block)
+    assert torch.equal(old, current)
+    assert torch.equal(ptr, torch.where(current == cmp, val, current))
+    assert (current == cmp).any() and (current != cmp).any()
+
+
+@triton.jit
+def scalar_cas_counter_kernel(counter_ptr, slot_ptr):
+    """Each program claims a ticket by compare-and-swap on a 16-bit counter."""
+    seen = tl.load(counter_ptr)
+    while tl.atomic_cas(counter_ptr, seen, seen + 1) != seen:
+        seen = tl.load(counter_ptr, volatile=True)
+    tl.store(slot_ptr + seen.to(tl.int32), tl.program_id(0).to(tl.int16))
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.float16])
+def test_scalar_cas_loop_hands_out_unique_tickets(dtype):
+    programs = 64
+    counter = torch.zeros(2, dtype=dtype)  # the neighbour shares the counter's word
+    counter[1] = 9
+    slots = torch.full((programs,), -1, dtype=torch.int16)
+    scalar_cas_counter_kernel[(programs,)](counter, slots)
+    assert counter.tolist() == [programs, 9]
+    assert sorted(slots.tolist()) == list(range(programs))
