@@ -137,3 +137,49 @@ def test_scalar_cas_loop_hands_out_unique_tickets(dtype):
     scalar_cas_counter_kernel[(programs,)](counter, slots)
     assert counter.tolist() == [programs, 9]
     assert sorted(slots.tolist()) == list(range(programs))
+
+
+@triton.jit
+def poll_kernel(flag_ptr, out_ptr, N: tl.constexpr):
+    """Program 0 raises every flag; every program waits for all of them, then reads the
+    data program 0 wrote before raising them."""
+    offs = tl.arange(0, N)
+    if tl.program_id(0) == 0:
+        tl.store(out_ptr + offs, offs.to(tl.float32) * 2.0)
+        tl.atomic_xchg(flag_ptr + offs, 1)
+    seen = tl.atomic_poll(flag_ptr + offs, 1)
+    data = tl.load(out_ptr + offs, volatile=True)
+    tl.store(out_ptr + (tl.program_id(0) + 1) * N + offs, tl.where(seen, data, -1.0))
+
+
+def test_atomic_poll_waits_for_the_expected_values():
+    N, programs = 16, 3
+    flags = torch.zeros(N, dtype=torch.int32)
+    out = torch.full(((programs + 1) * N,), -5.0)
+    poll_kernel[(programs,)](flags, out, N=N)
+    expected = torch.arange(N, dtype=torch.float32) * 2.0
+    assert torch.equal(out.view(programs + 1, N), expected.repeat(programs + 1, 1))
+
+
+@triton.jit
+def poll_scalar_kernel(flag_ptr, out_ptr, EXPECTED: tl.constexpr):
+    seen = tl.atomic_poll(flag_ptr + 1, EXPECTED, sem="relaxed")
+    tl.store(out_ptr, seen.to(tl.int32))
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int32, torch.int64])
+def test_atomic_poll_scalar_on_every_width(dtype):
+    flags = torch.tensor([3, -2, 3], dtype=dtype)  # the polled element shares its word
+    out = torch.zeros(1, dtype=torch.int32)
+    poll_scalar_kernel[(1,)](flags, out, EXPECTED=-2)
+    assert out.item() == 1 and flags.tolist() == [3, -2, 3]
+
+
+@triton.jit
+def poll_timeout_kernel(flag_ptr, out_ptr):
+    tl.store(out_ptr, tl.atomic_poll(flag_ptr, 1, timeout_ns=1000).to(tl.int32))
+
+
+def test_atomic_poll_timeout_is_rejected_naming_the_line():
+    with pytest.raises(Exception, match=r"(?s)timeout_ns.*no global timer.*test_lang_atomics16"):
+        poll_timeout_kernel[(1,)](torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32))
