@@ -182,8 +182,8 @@ def _lane_bits(emitter, kind: str, value: str) -> str:
 
 
 def _cas_loop(emitter, op, kind: str, space: str, pointer: str, new_value) -> None:
-    """`old = *p; do { next = f(old) } while (!cmpxchg(p, old, next))`; the result is
-    the value that was replaced. 8/16-bit elements: on their aligned 32-bit word."""
+    """`old = atomic read of *p; do { next = f(old) } while (!cmpxchg(p, old, next))`;
+    the result is the value that was replaced. 8/16-bit elements: on their aligned 32-bit word."""
     T = ct.VALUE_CTYPE[kind]
     word = _Word(emitter, kind, space, pointer)
     U = word.bits
@@ -199,7 +199,8 @@ def _cas_loop(emitter, op, kind: str, space: str, pointer: str, new_value) -> No
     emitter.stmt(op, f"volatile {space} {U}* {p} = (volatile {space} {U}*)({word.pointer});")
     if word.narrow:
         emitter.stmt(op, word.lane_declaration)
-    emitter.stmt(op, f"{U} {expected} = *{p};")
+    # An atomic read (a plain one would race with the other work-items' exchanges).
+    emitter.stmt(op, f"{U} {expected} = {cmpxchg}({p}, 0, 0);")
     emitter.out.open("while (1)")
     emitter.names.push_scope()
     current = emitter.names.fresh("current")

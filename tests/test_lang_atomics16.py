@@ -183,3 +183,46 @@ def poll_timeout_kernel(flag_ptr, out_ptr):
 def test_atomic_poll_timeout_is_rejected_naming_the_line():
     with pytest.raises(Exception, match=r"(?s)timeout_ns.*no global timer.*test_lang_atomics16"):
         poll_timeout_kernel[(1,)](torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32))
+
+
+@triton.jit
+def word_sharing_kernel(sum_ptr, swap_ptr, val_ptr, n, SLOTS: tl.constexpr, BLOCK: tl.constexpr):
+    """Adds into SLOTS adjacent f16 elements from every program and swaps elements of
+    a 16-bit array at unique addresses: neighbours in one word, updated concurrently."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    val = tl.load(val_ptr + offs, mask=mask, other=0)
+    tl.atomic_add(sum_ptr + offs % SLOTS, val, mask=mask)
+    tl.atomic_cas(swap_ptr + tl.where(mask, offs, 0), tl.where(mask, 0, -1).to(tl.int16),
+                  offs.to(tl.int16))
+
+
+def run_word_sharing(n=96, block=16, slots=6):
+    val = (torch.arange(n) % 3 - 1).to(torch.float16)
+    sums = torch.zeros(slots, dtype=torch.float16)
+    swapped = torch.zeros(n, dtype=torch.int16)
+    word_sharing_kernel[(triton.cdiv(n, block),)](sums, swapped, val, n, SLOTS=slots, BLOCK=block)
+    expected = torch.zeros(slots, dtype=torch.float64).index_add_(0, torch.arange(n) % slots,
+                                                                  val.double())
+    assert torch.equal(sums.double(), expected)
+    assert torch.equal(swapped, torch.arange(n, dtype=torch.int16))
+
+
+def test_16_bit_atomics_share_words_correctly():
+    run_word_sharing()
+
+
+def test_16_bit_atomics_are_clean_under_oclgrind(tmp_path):
+    """No data race or invalid access: the neighbours' updates go through the same
+    atomic word, the buffers' sizes are whole words."""
+    import test_oclgrind
+    from launcher.replay import list_recordings
+    if test_oclgrind.OCLGRIND is None:
+        pytest.skip("oclgrind is not installed (WITH_OCLGRIND=1 bash scripts/setup.sh)")
+    test_oclgrind._record(str(tmp_path), run_word_sharing)
+    paths = list_recordings(str(tmp_path))
+    results, diagnostics, _ = test_oclgrind.run_under_oclgrind(paths)
+    assert paths and len(results) == len(paths)
+    problems = [p for r in results.values() for p in r["problems"]]
+    problems += [m for ms in diagnostics.values() for m in ms]
+    assert not problems, "\n\n".join(problems[:5])
