@@ -45,8 +45,8 @@ def cast_expr(emitter, op, name: str, a: str, src: str, dst: str,
         return _truncf_to_fp8(emitter, op, a, src, dst)
     if (src in fp8.KINDS or dst in fp8.KINDS) and name not in ("arith.extf",
                                                                  "arith.bitcast"):
-        raise error_at(op, f"{name} from {src} to {dst} is not supported (fp8 values "
-                           f"convert to and from other floats only)")
+        # Triton casts fp8 to and from other floats only
+        raise error_at(op, f"{name} from {src} to {dst} is not supported")
     return _SCALAR_CASTS[name](emitter, a, src, dst)
 
 

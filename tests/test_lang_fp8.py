@@ -105,7 +105,7 @@ def assert_same_floats(actual, expected):
 
 
 @pytest.mark.parametrize("name", TORCH_FORMATS)
-@pytest.mark.parametrize("dst", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dst", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
 def test_upcast_every_bit_pattern_matches_torch(name, dst):
     expected = all_bytes().view(FORMATS[name][0]).to(dst)
     assert_same_floats(upcast(name, dst), expected)
@@ -255,6 +255,22 @@ def test_value_table_reference_agrees_with_torch():
     x = f32_sweep()
     for name in TORCH_FORMATS:
         assert_same_floats(reference_round(name, x, False), torch_downcast_saturated(name, x))
+
+
+@triton.jit
+def convert_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@pytest.mark.parametrize("src,dst", [("fp8e5", "fp8e4nv"), ("fp8e4nv", "fp8e5"),
+                                     ("fp8e5b16", "fp8e4b8"), ("fp8e4b8", "fp8e5")])
+def test_fp8_to_fp8_every_bit_pattern_matches_torch(src, dst):
+    x = all_bytes().view(FORMATS[src][0])
+    y = torch.empty(256, dtype=FORMATS[dst][0])
+    convert_kernel[grid(256)](x, y, 256, BLOCK=BLOCK)
+    assert_same_floats(y.float(), torch_downcast_saturated(dst, x.float()))
 
 
 # -------------------------------------------------------------- loads, stores, arithmetic
