@@ -250,6 +250,21 @@ def test_downcast_sweep_matches_value_table(name, rounding):
     assert_same_floats(decode_any(name, bits), reference_round(name, x, rounding == "rtz"))
 
 
+def test_fp8e4b15_downcast_matches_ml_dtypes():
+    """fp8e4b15 is ml_dtypes' float8_e4m3b11fnuz with the exponent bias 4 larger: the
+    same bytes for x / 16 as that type's round-to-nearest-even bytes for x (in range;
+    that type has no -0)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = torch.cat([f32_sweep(), every_16_bit(torch.float16).float()])
+    x = x[(x.abs() <= 1.75) & (x != 0)]
+    bits = downcast("fp8e4b15", x)
+    scaled = (x.numpy() * np.float32(16)).astype(ml_dtypes.float8_e4m3b11fnuz)
+    expected = torch.from_numpy(scaled.view(np.uint8).copy())
+    negative_zero = (expected == 0) & (x < 0)  # -0 in fp8e4b15
+    expected[negative_zero] = 0x80
+    assert torch.equal(bits, expected)
+
+
 def test_value_table_reference_agrees_with_torch():
     """The table reference (used for rtz and fp8e4b15) rounds like torch."""
     x = f32_sweep()
@@ -321,6 +336,25 @@ def fp8_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.
     a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
     b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+@triton.jit
+def fp8e4b15_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(tl.float8e4b15, bitcast=True)
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(tl.float8e4b15, bitcast=True)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+def test_dot_with_fp8e4b15_inputs():
+    M, N, K = 16, 16, 32
+    gen = torch.Generator().manual_seed(4)
+    a_bits = torch.randint(0, 256, (M, K), generator=gen).to(torch.uint8)
+    b_bits = torch.randint(0, 256, (K, N), generator=gen).to(torch.uint8)
+    c = torch.empty(M, N)
+    fp8e4b15_dot_kernel[(1,)](a_bits, b_bits, c, M=M, N=N, K=K)
+    expected = decode_any("fp8e4b15", a_bits) @ decode_any("fp8e4b15", b_bits)
+    torch.testing.assert_close(c.double(), expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("a_name,b_name", [("fp8e5", "fp8e5"), ("fp8e4nv", "fp8e4nv"),
