@@ -15,9 +15,11 @@ import math
 import numpy as np
 from mlir import ir
 
+from . import fp8
+
 INT_KINDS = ("i1", "i8", "i16", "i32", "i64", "index")
-# fp8 formats (emitter_opencl/fp8.py): float values in registers, uchar bits in memory.
-FP8_KINDS = ("f8E5M2", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ")
+# fp8 formats (fp8.py): float values in registers, uchar bits in memory.
+FP8_KINDS = fp8.KINDS
 FLOAT_KINDS = ("f16", "bf16", "f32", "f64") + FP8_KINDS
 SCALAR_KINDS = INT_KINDS + FLOAT_KINDS
 

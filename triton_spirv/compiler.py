@@ -152,7 +152,7 @@ class OpenCLBackend(BaseBackend):
 
 # fp8e4b15 has no MLIR type in Triton (its values are i8 in TTIR), so Triton leaves its
 # casts to the backend; they travel as extern calls that the frontend turns into fp8
-# conversions (ttir_to_linalg/elementwise.py, FP8E4B15_SYMBOLS).
+# conversions (ttir_to_linalg/elementwise.py, fp8e4b15_extern).
 FP8E4B15_TO_FLOAT = "__triton_spirv_fp8e4b15_to_float"
 FP8E4B15_FROM_FLOAT = {"rtne": "__triton_spirv_fp8e4b15_from_float_rtne",
                        "rtz": "__triton_spirv_fp8e4b15_from_float_rtz"}
