@@ -226,3 +226,62 @@ def test_16_bit_atomics_are_clean_under_oclgrind(tmp_path):
     problems = [p for r in results.values() for p in r["problems"]]
     problems += [m for ms in diagnostics.values() for m in ms]
     assert not problems, "\n\n".join(problems[:5])
+
+
+MEMREF_ATOMICS16 = """
+module {
+  func.func @k(%h: memref<?xf16>, %s: memref<?xi16>, %v: memref<?xf16>, %old: memref<?xf16>,
+               %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %seven = arith.constant 7 : i16
+    scf.for %i = %c0 to %n step %c1 {
+      %slot = arith.remui %i, %c3 : index
+      %x = memref.load %v[%i] : memref<?xf16>
+      %o = memref.atomic_rmw addf %x, %h[%slot] : (f16, memref<?xf16>) -> f16
+      memref.store %o, %old[%i] : memref<?xf16>
+      %r = memref.generic_atomic_rmw %s[%slot] : memref<?xi16> {
+      ^bb0(%cur: i16):
+        %next = arith.addi %cur, %seven : i16
+        memref.atomic_yield %next : i16
+      }
+    }
+    return
+  }
+}
+"""
+
+
+def test_emitter_16_bit_atomics_on_the_containing_word():
+    """memref-stage IR in: 16-bit atomic_rmw / generic_atomic_rmw become compare-exchange
+    loops on 32-bit words that keep the neighbours (element 3 shares a word)."""
+    import numpy as np
+    import pyopencl as cl
+    from emitter_opencl import emit_opencl
+    from mlir import ir
+    kernel = emit_opencl(ir.Module.parse(MEMREF_ATOMICS16, ir.Context()))
+    assert kernel.source.count("word_lane_shift(") == 3  # the helper and two atomics
+    assert "volatile __global uint*" in kernel.source
+    n = 10
+    h = np.array([0.5, 0, 0, 9, 9, 9], np.float16)
+    s = np.array([1, 2, 3, -4, 0, 0], np.int16)
+    v = np.arange(1, n + 1).astype(np.float16)
+    old = np.zeros(n, np.float16)
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    mf = cl.mem_flags
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a) for a in (h, s, v, old)]
+    program = cl.Program(ctx, kernel.source).build()
+    getattr(program, kernel.name)(queue, (1,), (1,), *bufs, np.int64(n))
+    for buf, host in zip(bufs, (h, s, v, old)):
+        cl.enqueue_copy(queue, host, buf)
+    slots = np.arange(n) % 3
+    expected_h = np.array([0.5, 0, 0, 9, 9, 9])
+    expected_old = np.zeros(n)
+    for i in range(n):  # one work-item: the updates happen in order
+        expected_old[i] = expected_h[slots[i]]
+        expected_h[slots[i]] += i + 1
+    assert np.array_equal(h.astype(np.float64), expected_h)
+    assert np.array_equal(old.astype(np.float64), expected_old)
+    assert s.tolist() == [1 + 7 * 4, 2 + 7 * 3, 3 + 7 * 3, -4, 0, 0]
