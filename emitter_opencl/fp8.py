@@ -15,10 +15,8 @@ bit patterns. Three helpers per format do all the work:
   bits of a value of the format; infinities of e5m2 stay infinite: stores and bitcasts
   only ever see values of the format).
 
-Triton's fp8e4b15 (stored as `f8E4M3B11FNUZ`, but with exponent bias 15, no NaN and no
-infinity: 0x7f is 1.875) is saturated to +-1.75 by the frontend before truncf, as Triton
-does (its NaN becomes +-1.75 there too); here it saturates at its largest value, 1.875,
-so that stores keep every value loaded.
+`f8E4M3B11FNUZ` has MLIR's meaning (exponent bias 11, NaN 0x80, no -0, largest 30); the
+Triton frontend carries Triton's fp8e4b15 in it (ttir_to_linalg/elementwise.py).
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ class Fp8Format:
     mantissa_bits: int
     bias: int
     largest: float  # largest finite value conversions produce (saturation bound)
-    specials: str  # how NaN / infinity are encoded: "ieee", "fn", "fnuz", "none"
+    specials: str  # how NaN / infinity are encoded: "ieee", "fn", "fnuz"
 
     @property
     def min_exponent(self) -> int:
@@ -46,7 +44,7 @@ FORMATS = {
     "f8E4M3FN": Fp8Format("fp8e4m3fn", 4, 3, 7, 448.0, "fn"),
     "f8E4M3FNUZ": Fp8Format("fp8e4m3fnuz", 4, 3, 8, 240.0, "fnuz"),
     "f8E5M2FNUZ": Fp8Format("fp8e5m2fnuz", 5, 2, 16, 57344.0, "fnuz"),
-    "f8E4M3B11FNUZ": Fp8Format("fp8e4m3b15", 4, 3, 15, 1.875, "none"),
+    "f8E4M3B11FNUZ": Fp8Format("fp8e4m3b11fnuz", 4, 3, 11, 30.0, "fnuz"),
 }
 KINDS = tuple(FORMATS)
 
@@ -55,7 +53,6 @@ _DECODE_SPECIALS = {
     "ieee": "  if (exponent == {emax}u)\n    value = mantissa ? NAN : INFINITY;\n",
     "fn": "  if ((bits & 0x7fu) == 0x7fu)\n    value = NAN;\n",
     "fnuz": "  if (bits == 0x80u)\n    return NAN;\n",
-    "none": "",
 }
 # The byte a NaN encodes to (the sign bit is added for ieee / fn formats).
 _NAN_BITS = {"ieee": "0x7fu", "fn": "0x7fu", "fnuz": "0x80u"}
@@ -73,7 +70,7 @@ static inline float {f}_bits_to_float(uchar bits) {{
 _ROUND = """\
 static inline float round_to_{f}{suffix}_float(float x) {{
   if (isnan(x))
-    return {nan};
+    return x;
   /* the exponent of |x| (at least the smallest normal one): values near x are
      multiples of 2^(e - {m}) */
   int e = max((int)((as_uint(x) >> 23) & 0xffu) - 127, {emin});
@@ -110,20 +107,17 @@ def decode_source(fmt: Fp8Format) -> str:
 
 
 def round_source(fmt: Fp8Format, rtz: bool) -> str:
-    nan = "x" if fmt.specials != "none" else f"copysign({_float_text(fmt.largest)}, x)"
     # fnuz formats have one zero: +0
     result = "r == 0.0f ? 0.0f : r" if fmt.specials == "fnuz" else "r"
-    return _ROUND.format(f=fmt.name, suffix="_rtz" if rtz else "", nan=nan,
+    return _ROUND.format(f=fmt.name, suffix="_rtz" if rtz else "",
                          m=fmt.mantissa_bits, emin=fmt.min_exponent,
                          rounder="trunc" if rtz else "rint",
                          largest=_float_text(fmt.largest), result=result)
 
 
 def encode_source(fmt: Fp8Format) -> str:
-    nan = ""
-    if fmt.specials in _NAN_BITS:
-        sign = "" if fmt.specials == "fnuz" else "sign | "
-        nan = f"  if (isnan(r))\n    return (uchar)({sign}{_NAN_BITS[fmt.specials]});\n"
+    sign = "" if fmt.specials == "fnuz" else "sign | "
+    nan = f"  if (isnan(r))\n    return (uchar)({sign}{_NAN_BITS[fmt.specials]});\n"
     # an infinity of a format that has one is a value of it (a store keeps it)
     inf = "  if (isinf(x))\n    return (uchar)(x < 0 ? 0xfcu : 0x7cu);\n" \
         if fmt.specials == "ieee" else ""

@@ -385,6 +385,25 @@ def test_fp8_constants_round_and_saturate(name, value):
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
 
 
+@triton.jit
+def fp8e4b15_bits_kernel(x_ptr, out_ptr, VALUE: tl.constexpr):
+    """The bits of a constant (folded at compile time) and of the same value converted
+    at run time."""
+    offs = tl.arange(0, 2)
+    constant = tl.full([2], VALUE, tl.float8e4b15).to(tl.uint8, bitcast=True)
+    converted = tl.load(x_ptr + offs).to(tl.float8e4b15).to(tl.uint8, bitcast=True)
+    tl.store(out_ptr + offs, tl.where(offs == 0, constant, converted))
+
+
+@pytest.mark.parametrize("value", [1.0, -0.0, 0.3, -1e-9, 5.0, 2.0 ** -17, -1.875])
+def test_fp8e4b15_constants_fold_to_the_same_bits(value):
+    out = torch.empty(2, dtype=torch.uint8)
+    fp8e4b15_bits_kernel[(1,)](torch.full((2,), value), out, VALUE=value)
+    expected = reference_round("fp8e4b15", torch.tensor([value]), False)
+    assert out[0] == out[1]
+    assert_same_floats(decode_any("fp8e4b15", out[:1]), expected)
+
+
 def test_backend_supports_every_fp8_dtype():
     from triton.backends.compiler import GPUTarget
     from triton_spirv.compiler import OpenCLBackend
