@@ -9,7 +9,11 @@
 - `memref.generic_atomic_rmw`: a compare-exchange loop around the region body: the block
   argument is the current value, `memref.atomic_yield` gives the new one; the result is
   the value the exchange replaced.
-- 8- and 16-bit elements (i8, i16, f16, bf16) have no OpenCL 1.2 atomics: rejected.
+- 8- and 16-bit elements (i8, i16, f16, bf16, fp8) have no OpenCL 1.2 atomics: every
+  kind is a compare-exchange loop on the aligned 32-bit word that contains the element,
+  replacing only its lanes (`word_lane_shift` finds them by the address and the device's
+  byte order). The word may reach up to 3 bytes past either end of the buffer; those
+  bytes are written back unchanged, atomically.
 - `gpu.printf`: `printf` with the op's format (the producer picks the conversion
   specifiers for the operand types: OpenCL printf needs exact ones).
 """
@@ -17,6 +21,7 @@
 from __future__ import annotations
 
 from . import ctypes_table as ct
+from . import fp8
 from .emitter import Target
 from .memory import pointer as _pointer
 from .errors import error_at
@@ -47,12 +52,15 @@ _INT64_PRAGMA = "pragma_int64_atomics"  # see helpers.py
 def _element(emitter, op, memref_value, indices):
     view = emitter.view(op, memref_value)
     kind = view.buffer.kind
-    if ct.BIT_WIDTH.get(kind) not in (32, 64) or kind == "index":
-        raise error_at(op, f"atomics on {kind} elements are not supported (OpenCL 1.2 "
-                           f"has 32- and 64-bit atomics only)")
+    if ct.BIT_WIDTH.get(kind) not in (8, 16, 32, 64) or kind in ("index", "i1"):
+        raise error_at(op, f"atomics on {kind} elements are not supported")
     index = view.element([emitter.index_expr(v) for v in indices])
     space = "__global" if view.buffer.is_global else "__local"
     return view, kind, space, _pointer(view, index)
+
+
+def _is_narrow(kind: str) -> bool:
+    return ct.BIT_WIDTH[kind] < 32
 
 
 def _bits_type(kind: str) -> str:
@@ -82,7 +90,7 @@ def atomic_rmw(emitter, op) -> None:
     view, kind, space, pointer = _element(emitter, op, op.operands[1],
                                           list(op.operands)[2:])
     T = ct.VALUE_CTYPE[kind]
-    builtin = _BUILTIN.get(kind_name)
+    builtin = None if _is_narrow(kind) else _BUILTIN.get(kind_name)
     if builtin is not None and (ct.is_int(kind) or (kind == "f32" and kind_name == "assign")):
         name, unsigned = builtin
         ctype = (ct.UNSIGNED_CTYPE[kind] if unsigned else T) if ct.is_int(kind) else T
@@ -116,28 +124,91 @@ def generic_atomic_rmw(emitter, op) -> None:
     _cas_loop(emitter, op, kind, space, pointer, new_value)
 
 
+class _Word:
+    """The memory a compare-exchange loop works on: the element itself (32/64 bits) or
+    the aligned 32-bit word around it (8/16 bits). `value(expected)` is the element's
+    value in the word's bits, `replaced(expected, desired)` the word with it replaced."""
+
+    def __init__(self, emitter, kind: str, space: str, pointer: str):
+        self.kind, self.space = kind, space
+        self.narrow = _is_narrow(kind)
+        self.bits = "uint" if self.narrow else _bits_type(kind)
+        self.pointer = pointer
+        if self.narrow:
+            emitter.helpers.need("word_lane_shift")
+            self.pointer = f"(uintptr_t)({pointer}) & ~(uintptr_t)3"
+            self.shift = emitter.names.fresh("lane_shift")
+            self.lane_declaration = (f"uint {self.shift} = word_lane_shift((uintptr_t)"
+                                     f"({pointer}), {ct.BIT_WIDTH[kind] // 8});")
+
+    def value(self, emitter, expected: str) -> str:
+        if not self.narrow:
+            return _from_bits(self.kind, expected)
+        lane = f"({_LANE_BITS[ct.BIT_WIDTH[self.kind]]})({expected} >> {self.shift})"
+        return _lane_value(emitter, self.kind, lane)
+
+    def replaced(self, emitter, expected: str, desired: str) -> str:
+        if not self.narrow:
+            return _to_bits(self.kind, desired)
+        mask = f"({_LANE_MASK[ct.BIT_WIDTH[self.kind]]} << {self.shift})"
+        lane = f"(uint){_lane_bits(emitter, self.kind, desired)}"
+        return f"({expected} & ~{mask}) | ({lane} << {self.shift})"
+
+
+_LANE_BITS = {8: "uchar", 16: "ushort"}
+_LANE_MASK = {8: "0xffu", 16: "0xffffu"}
+
+
+def _lane_value(emitter, kind: str, lane: str) -> str:
+    """The value of an element from its bits (f16/bf16/fp8 decode to float)."""
+    if kind == "f16":
+        return f"{emitter.helpers.need('half_bits_to_float')}({lane})"
+    if kind == "bf16":
+        return f"{emitter.helpers.need('bf16_bits_to_float')}({lane})"
+    if kind in fp8.KINDS:
+        return f"{emitter.helpers.need(fp8.decode(kind))}({lane})"
+    return f"({ct.VALUE_CTYPE[kind]}){lane}"
+
+
+def _lane_bits(emitter, kind: str, value: str) -> str:
+    """The bits of an element's value (f16/bf16/fp8 rounded to nearest even)."""
+    if kind == "f16":
+        return f"{emitter.helpers.need('float_to_half_bits')}({value})"
+    if kind == "bf16":
+        return f"{emitter.helpers.need('float_to_bf16_bits')}({value})"
+    if kind in fp8.KINDS:
+        return f"{emitter.helpers.need(fp8.encode(kind))}({value})"
+    return f"({_LANE_BITS[ct.BIT_WIDTH[kind]]}){value}"
+
+
 def _cas_loop(emitter, op, kind: str, space: str, pointer: str, new_value) -> None:
-    """`old = *p; do { next = f(old) } while (!cmpxchg(p, old, next))`; the result is
-    the value that was replaced."""
-    T, U = ct.VALUE_CTYPE[kind], _bits_type(kind)
-    cmpxchg = "atom_cmpxchg" if ct.BIT_WIDTH[kind] == 64 else "atomic_cmpxchg"
-    if ct.BIT_WIDTH[kind] == 64:
+    """`old = atomic read of *p; do { next = f(old) } while (!cmpxchg(p, old, next))`;
+    the result is the value that was replaced. 8/16-bit elements: on their aligned 32-bit word."""
+    T = ct.VALUE_CTYPE[kind]
+    word = _Word(emitter, kind, space, pointer)
+    U = word.bits
+    cmpxchg = "atomic_cmpxchg" if U == "uint" else "atom_cmpxchg"
+    if U == "ulong":
         emitter.helpers.need(_INT64_PRAGMA)
     result = emitter.names.fresh("old")
-    p = emitter.names.fresh("atomic_ptr")
+    p = emitter.names.fresh("atomic_word" if word.narrow else "atomic_ptr")
     expected = emitter.names.fresh("expected")
     emitter.stmt(op, f"{T} {result};")
     emitter.out.line("{")
     emitter.out.depth += 1
-    emitter.stmt(op, f"volatile {space} {U}* {p} = (volatile {space} {U}*)({pointer});")
-    emitter.stmt(op, f"{U} {expected} = *{p};")
+    emitter.stmt(op, f"volatile {space} {U}* {p} = (volatile {space} {U}*)({word.pointer});")
+    if word.narrow:
+        emitter.stmt(op, word.lane_declaration)
+    # An atomic read (a plain one would race with the other work-items' exchanges).
+    emitter.stmt(op, f"{U} {expected} = {cmpxchg}({p}, 0, 0);")
     emitter.out.open("while (1)")
     emitter.names.push_scope()
     current = emitter.names.fresh("current")
-    emitter.stmt(op, f"{T} {current} = {_from_bits(kind, expected)};")
+    emitter.stmt(op, f"{T} {current} = {word.value(emitter, expected)};")
     desired = new_value(current)
     seen = emitter.names.fresh("seen")
-    emitter.stmt(op, f"{U} {seen} = {cmpxchg}({p}, {expected}, {_to_bits(kind, desired)});")
+    emitter.stmt(op, f"{U} {seen} = {cmpxchg}({p}, {expected}, "
+                     f"{word.replaced(emitter, expected, desired)});")
     emitter.stmt(op, f"if ({seen} == {expected}) {{ {result} = {current}; break; }}")
     emitter.stmt(op, f"{expected} = {seen};")
     emitter.names.pop_scope()

@@ -2,14 +2,15 @@
 
 Scalars use C casts (OpenCL defines integer narrowing as two's-complement wrap);
 vectors use convert_T / as_T, since C casts between vector types are not allowed.
-f16 / bf16 values live in float variables, so casts to them round explicitly and
-bitcasts go through their 16-bit patterns. Each function returns None when the result
+f16 / bf16 / fp8 values live in float variables, so casts to them round explicitly and
+bitcasts go through their 16- or 8-bit patterns. Each function returns None when the result
 is the same C value as the operand (the emitter then aliases it).
 """
 
 from __future__ import annotations
 
 from . import ctypes_table as ct
+from . import fp8
 from .errors import error_at
 
 CAST_OPS = {"arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp", "arith.uitofp",
@@ -40,7 +41,31 @@ def _round_to(emitter, dst: str, src_ctype: str, text: str) -> str:
 def cast_expr(emitter, op, name: str, a: str, src: str, dst: str,
               width: int) -> str | None:
     """C for a scalar cast; None when the result is the same C value."""
+    if dst in fp8.KINDS and name == "arith.truncf":
+        return _truncf_to_fp8(emitter, op, a, src, dst)
+    if (src in fp8.KINDS or dst in fp8.KINDS) and name not in ("arith.extf",
+                                                                 "arith.bitcast"):
+        # Triton casts fp8 to and from other floats only
+        raise error_at(op, f"{name} from {src} to {dst} is not supported")
     return _SCALAR_CASTS[name](emitter, a, src, dst)
+
+
+def _truncf_to_fp8(emitter, op, a: str, src: str, dst: str) -> str:
+    """The nearest fp8 value (ties to even, or toward zero with roundingmode
+    toward_zero), saturated; from double through float rounded to odd, so that the
+    second rounding is exact (as round_to_bf16_double does)."""
+    from mlir import ir
+    mode = ir.IntegerAttr(op.attributes["roundingmode"]).value \
+        if "roundingmode" in op.attributes else _TO_NEAREST_EVEN
+    if mode not in (_TO_NEAREST_EVEN, _TOWARD_ZERO):
+        raise error_at(op, f"arith.truncf to {dst} supports rounding to nearest even and "
+                           f"toward zero only")
+    if src == "f64":
+        a = f"{emitter.helpers.need('double_to_float_round_to_odd')}({a})"
+    return f"{emitter.helpers.need(fp8.round_to(dst, mode == _TOWARD_ZERO))}({a})"
+
+
+_TO_NEAREST_EVEN, _TOWARD_ZERO = 0, 3  # arith::RoundingMode
 
 
 def _signed_int_cast(emitter, a: str, src: str, dst: str) -> str | None:
@@ -109,8 +134,12 @@ def _bitcast(emitter, a: str, src: str, dst: str) -> str | None:
         a, src = f"{emitter.helpers.need('float_to_bf16_bits')}({a})", "i16"
     if dst == "f16":
         return f"{emitter.helpers.need('half_bits_to_float')}((ushort){a})"
+    elif src in fp8.KINDS:
+        a, src = f"{emitter.helpers.need(fp8.encode(src))}({a})", "i8"
     if dst == "bf16":
         return f"{emitter.helpers.need('bf16_bits_to_float')}((ushort){a})"
+    if dst in fp8.KINDS:
+        return f"{emitter.helpers.need(fp8.decode(dst))}((uchar){a})"
     T = ct.VALUE_CTYPE[dst]
     if ct.is_int(src) and ct.is_int(dst):
         return f"({T}){a}"
@@ -139,10 +168,9 @@ def vector_cast_expr(emitter, op, name: str, a: str, src: str, dst: str,
     """Vector casts with convert_T / as_T. f16/bf16 lanes only widen (extf): the
     rounding helpers are scalar."""
     T = ct.value_ctype(dst, width)
-    half = ("f16", "bf16")
-    if (src in half or dst in half) and name != "arith.extf":
-        raise error_at(op, "vector casts to or from f16/bf16 other than extf are "
-                           "not supported")
+    if (ct.is_narrow_float(src) or ct.is_narrow_float(dst)) and name != "arith.extf":
+        raise error_at(op, f"vector casts to or from {src if ct.is_narrow_float(src) else dst}"
+                           f" other than extf are not supported")
     if name == "arith.bitcast":
         return None if src == dst else f"as_{T}({a})"
     if name == "arith.extf" and ct.value_ctype(src, width) == T:

@@ -15,14 +15,19 @@ import math
 import numpy as np
 from mlir import ir
 
+from . import fp8
+
 INT_KINDS = ("i1", "i8", "i16", "i32", "i64", "index")
-FLOAT_KINDS = ("f16", "bf16", "f32", "f64")
+# fp8 formats (fp8.py): float values in registers, uchar bits in memory.
+FP8_KINDS = fp8.KINDS
+FLOAT_KINDS = ("f16", "bf16", "f32", "f64") + FP8_KINDS
 SCALAR_KINDS = INT_KINDS + FLOAT_KINDS
 
 # C type of an SSA value of that kind (a private variable).
 VALUE_CTYPE = {
     "i1": "bool", "i8": "char", "i16": "short", "i32": "int", "i64": "long",
     "index": "long", "f16": "float", "bf16": "float", "f32": "float", "f64": "double",
+    **{kind: "float" for kind in FP8_KINDS},
 }
 # Same-width unsigned type, used where an op reads its operands as unsigned.
 UNSIGNED_CTYPE = {
@@ -36,17 +41,20 @@ SIGNED_CTYPE = {"i1": "char", "i8": "char", "i16": "short", "i32": "int", "i64":
 GLOBAL_ELEM_CTYPE = {
     "i1": "uchar", "i8": "char", "i16": "short", "i32": "int", "i64": "long",
     "f16": "half", "bf16": "ushort", "f32": "float", "f64": "double",
+    **{kind: "uchar" for kind in FP8_KINDS},
 }
 # Element type of a `__local` array: f16/bf16 tiles hold float (compute precision).
-LOCAL_ELEM_CTYPE = dict(GLOBAL_ELEM_CTYPE, f16="float", bf16="float", index="long")
+LOCAL_ELEM_CTYPE = dict(GLOBAL_ELEM_CTYPE, f16="float", bf16="float", index="long",
+                        **{kind: "float" for kind in FP8_KINDS})
 # By-value kernel arguments.
-ARG_CTYPE = dict(GLOBAL_ELEM_CTYPE, f16="float", bf16="float", index="long")
+ARG_CTYPE = dict(GLOBAL_ELEM_CTYPE, f16="float", bf16="float", index="long",
+                 **{kind: "float" for kind in FP8_KINDS})
 
 CTYPE_BYTES = {"bool": 1, "char": 1, "uchar": 1, "short": 2, "ushort": 2, "half": 2,
                "int": 4, "uint": 4, "float": 4, "long": 8, "ulong": 8, "double": 8}
 
 BIT_WIDTH = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "index": 64,
-             "f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+             "f16": 16, "bf16": 16, "f32": 32, "f64": 64, **{kind: 8 for kind in FP8_KINDS}}
 
 VECTOR_WIDTHS = (2, 3, 4, 8, 16)
 
@@ -57,6 +65,11 @@ def is_int(kind: str) -> bool:
 
 def is_float(kind: str) -> bool:
     return kind in FLOAT_KINDS
+
+
+def is_narrow_float(kind: str) -> bool:
+    """f16, bf16 and fp8: float in registers, rounded explicitly, stored in fewer bits."""
+    return kind in ("f16", "bf16") + FP8_KINDS
 
 
 def scalar_kind(t: ir.Type) -> str | None:

@@ -126,7 +126,8 @@ _LOOP_VAR_NAMES = ("i", "j", "k", "l")
 # Lane type of a vector mask over lanes of each kind: what OpenCL relational
 # builtins and operators return (-1 for true), and what select() expects.
 _MASK_LANE = {"i1": "int", "i8": "char", "i16": "short", "i32": "int", "i64": "long",
-              "index": "long", "f16": "int", "bf16": "int", "f32": "int", "f64": "long"}
+              "index": "long", "f16": "int", "bf16": "int", "f32": "int", "f64": "long",
+              **{kind: "int" for kind in ct.FP8_KINDS}}
 
 
 class KernelEmitter:
@@ -234,6 +235,9 @@ class KernelEmitter:
             header += ("\n// f16 / bf16 values are computed in float; global f16 buffers "
                        "are read and\n// written with vload_half / vstore_half_rte, "
                        "bf16 ones as ushort bit patterns.")
+        if self._uses_fp8():
+            header += ("\n// fp8 values are computed in float; global fp8 buffers hold "
+                       "uchar bit patterns.")
         parts = [header]
         if "double" in body or "double" in helpers or any("double" in p for p in params):
             parts.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
@@ -251,11 +255,17 @@ class KernelEmitter:
         parts.append(kernel)
         return "\n\n".join(parts) + "\n"
 
-    def _uses_16_bit_floats(self) -> bool:
+    def _value_types(self) -> list[str]:
         values = list(self.func.regions[0].blocks[0].arguments)
         for op in _walk(self.func.regions[0]):
             values += list(op.results)
-        return any("f16" in str(v.type) for v in values)  # f16, bf16, vectors, memrefs
+        return [str(v.type) for v in values]
+
+    def _uses_16_bit_floats(self) -> bool:
+        return any("f16" in t for t in self._value_types())  # f16, bf16, vectors, memrefs
+
+    def _uses_fp8(self) -> bool:
+        return any("f8E" in t for t in self._value_types())
 
     # ------------------------------------------------------------ declarations
 
@@ -552,7 +562,7 @@ class KernelEmitter:
     def _cast(self, op) -> None:
         name = op.operation.name
         source, result = op.operands[0], op.results[0]
-        if "roundingmode" in op.attributes and \
+        if "roundingmode" in op.attributes and str(result.type) not in ct.FP8_KINDS and \
                 "to_nearest_even" not in str(op.attributes["roundingmode"]):
             raise error_at(op, f"rounding mode {op.attributes['roundingmode']} is not "
                                f"supported (only to_nearest_even)")
@@ -783,7 +793,7 @@ class KernelEmitter:
             if not all(ir.BoolAttr(b).value for b in ir.ArrayAttr(op.attributes["in_bounds"])):
                 raise error_at(op, "vector transfers must be in bounds")
         kind, width = shape
-        if kind in ("i1", "bf16"):
+        if kind in ("i1", "bf16") + ct.FP8_KINDS:
             raise error_at(op, f"vector loads/stores of {kind} are not supported")
         index = view.element([self.index_expr(v) for v in indices])
         self.vector_index = index  # for bounds checks

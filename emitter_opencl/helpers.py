@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from . import fp8
+
 _FIXED = {
     # f16 values live in float registers (devices need not support cl_khr_fp16);
     # these go through a private 16-bit slot to get IEEE round-to-nearest-even.
@@ -46,17 +48,34 @@ static inline float bf16_bits_to_float(ushort bits) {
 static inline float round_to_bf16_float(float x) {
   return bf16_bits_to_float(float_to_bf16_bits(x));
 }""",
-    # double -> bf16 in two steps would round twice; rounding to float toward zero
-    # and keeping the lost bits as a sticky lowest bit (round-to-odd) makes the
-    # second rounding exact.
+    # double -> bf16 in two steps would round twice; rounding to float to odd first
+    # makes the second rounding exact.
     "round_to_bf16_double": """\
 static inline float round_to_bf16_double(double x) {
+  return round_to_bf16_float(double_to_float_round_to_odd(x));
+}""",
+}
+
+# double -> float rounded to odd: the lost bits kept as a sticky lowest bit, so that a
+# second rounding to a narrower format (at least two bits fewer) is exact.
+_FIXED["double_to_float_round_to_odd"] = """\
+static inline float double_to_float_round_to_odd(double x) {
   float f = convert_float_rtz(x);
   if ((double)f != x && !isnan(x))
     f = as_float(as_uint(f) | 1u);
-  return round_to_bf16_float(f);
-}""",
-}
+  return f;
+}"""
+
+# 8/16-bit atomics work on the aligned 32-bit word around the element (atomics.py): the
+# element's bit offset in that word, from its address and the device's byte order.
+_FIXED["word_lane_shift"] = """\
+static inline uint word_lane_shift(uintptr_t address, uint bytes) {
+#ifdef __ENDIAN_LITTLE__
+  return (uint)(address & 3u) * 8u;
+#else
+  return (4u - bytes - (uint)(address & 3u)) * 8u;
+#endif
+}"""
 
 # Extension pragmas that 64-bit atomics need (atomics.py), printed with the helpers.
 _FIXED["pragma_int64_atomics"] = (
@@ -66,8 +85,12 @@ _FIXED["pragma_int64_atomics"] = (
 _DEPENDS = {
     "round_to_half_float": ["float_to_half_bits", "half_bits_to_float"],
     "round_to_bf16_float": ["float_to_bf16_bits", "bf16_bits_to_float"],
-    "round_to_bf16_double": ["round_to_bf16_float"],
+    "round_to_bf16_double": ["round_to_bf16_float", "double_to_float_round_to_odd"],
 }
+
+# fp8 conversions (fp8.py): decode, round (nearest even / toward zero), encode per format.
+_FIXED.update(fp8.helper_sources())
+_DEPENDS.update(fp8.helper_dependencies())
 
 # arith.maximumf / minimumf: NaN if either operand is NaN; for equal operands the
 # bitwise and (or) of the two picks +0 over -0 for the maximum (-0 for the minimum).

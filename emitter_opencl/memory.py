@@ -2,13 +2,16 @@
 copies or loops.
 
 Global f16 buffers are read and written with vload_half / vstore_half_rte, global
-bf16 buffers hold ushort bit patterns; work-group arrays of both hold float.
+bf16 buffers hold ushort bit patterns, fp8 ones uchar bit patterns (fp8.py); work-group
+arrays of all of them hold float.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from . import ctypes_table as ct
+from . import fp8
 from .errors import error_at
 from .views import Buffer, Expr, View, atom, mul, product
 
@@ -27,6 +30,8 @@ def _load_expr(emitter, buffer: Buffer, index: Expr) -> str:
     if buffer.is_global and buffer.kind == "bf16":
         emitter.helpers.need("bf16_bits_to_float")
         return f"bf16_bits_to_float({buffer.name}[{index}])"
+    if buffer.is_global and buffer.kind in fp8.KINDS:
+        return f"{emitter.helpers.need(fp8.decode(buffer.kind))}({buffer.name}[{index}])"
     return f"{buffer.name}[{index}]"
 
 
@@ -44,6 +49,8 @@ def _store_stmt(emitter, buffer: Buffer, index: Expr, value: str) -> str:
     if buffer.is_global and buffer.kind == "bf16":
         emitter.helpers.need("float_to_bf16_bits")
         return f"{buffer.name}[{index}] = float_to_bf16_bits({value});"
+    if buffer.is_global and buffer.kind in fp8.KINDS:
+        return f"{buffer.name}[{index}] = {emitter.helpers.need(fp8.encode(buffer.kind))}({value});"
     return f"{buffer.name}[{index}] = {value};"
 
 
@@ -94,7 +101,7 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
     not of that shape."""
     if {src.buffer.space, dst.buffer.space} != {"global", "local"} or not sizes:
         return False
-    if src.buffer.kind in ("f16", "bf16"):
+    if ct.is_narrow_float(src.buffer.kind):
         return False  # the element type changes (half / bits -> float)
     local, glob = (dst, src) if dst.buffer.space == "local" else (src, dst)
     if local.strides[-1] != 1:

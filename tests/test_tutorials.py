@@ -70,6 +70,11 @@ def test_06_fused_attention_causal_fp16():
     assert tutorial.test_op(1, 2, 128, 64, True, torch.float16) < 1e-2
 
 
+def test_06_fused_attention_fp8_mode():
+    tutorial = load_tutorial("06-fused-attention.py")
+    assert tutorial.test_op(1, 2, 128, 64, True, torch.float8_e5m2) <= 0.25
+
+
 @slow
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
 @pytest.mark.parametrize("causal", [False, True])

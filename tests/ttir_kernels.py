@@ -356,9 +356,7 @@ def _make_ir(case: Case, run_passes: bool):
     tir.load_dialects(context)
     backend.load_dialects(context)
     # FP fusion only matters for LLVM; naming it keeps Triton from warning about its default.
-    # The reader must read fp8 ops too, though the OpenCL backend rejects fp8 kernels.
     options = backend.parse_options({"sanitize_overflow": False, "enable_fp_fusion": False,
-                                     "supported_fp8_dtypes": ("fp8e5", "fp8e4nv", "fp8e4b15"),
                                      **case.options})
     with warnings.catch_warnings():
         # `shapes` uses tl.cat/tl.reshape(can_reorder=True) on purpose: it emits tt.cat and

@@ -43,7 +43,8 @@ class OpenCLOptions:
     warp_size: int = 1
     maxnreg: Optional[int] = None
     enable_fp_fusion: bool = True
-    supported_fp8_dtypes: Tuple[str, ...] = ()
+    # Every fp8 format is bytes in memory, converted in code (emitter_opencl/fp8.py).
+    supported_fp8_dtypes: Tuple[str, ...] = ("fp8e4b15", "fp8e4b8", "fp8e4nv", "fp8e5", "fp8e5b16")
     deprecated_fp8_dot_operand_dtypes: Tuple[str, ...] = ()
     # tf32 has no meaning on OpenCL devices: every precision is computed as ieee fp32.
     default_dot_input_precision: str = "ieee"
@@ -133,7 +134,8 @@ class OpenCLBackend(BaseBackend):
         return (metadata.num_warps, metadata.num_ctas, metadata.shared)
 
     def get_codegen_implementation(self, options):
-        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1)}
+        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1),
+                "convert_custom_types": _convert_custom_fp8}
 
     def get_module_map(self) -> Dict[str, ModuleType]:
         from triton.language.extra.cuda import libdevice
@@ -151,6 +153,34 @@ class OpenCLBackend(BaseBackend):
         last = list(stages)[-1]
         for ext in list(stages):
             stages[ext] = _viewed(ext, _timed(ext, stages[ext]), last=ext == last)
+
+
+# fp8e4b15 has no MLIR type in Triton (its values are i8 in TTIR), so Triton leaves its
+# casts to the backend; they travel as extern calls that the frontend turns into fp8
+# conversions (ttir_to_linalg/elementwise.py, fp8e4b15_extern).
+FP8E4B15_TO_FLOAT = "__triton_spirv_fp8e4b15_to_float"
+FP8E4B15_FROM_FLOAT = {"rtne": "__triton_spirv_fp8e4b15_from_float_rtne",
+                       "rtz": "__triton_spirv_fp8e4b15_from_float_rtz"}
+
+
+def _convert_custom_fp8(arg, dst_ty, fp_downcast_rounding=None, _semantic=None):
+    """Casts to and from fp8e4b15 (through f32 when the other side is another fp8)."""
+    import triton.language as tl
+    from triton._C.libtriton import ir
+    src, dst = arg.type.scalar, dst_ty.scalar
+
+    def extern(value, symbol, result):
+        return tl.core.extern_elementwise("", "", [value], {(value.type.scalar,): (symbol, result)},
+                                          is_pure=True, _semantic=_semantic)
+
+    if src.is_fp8e4b15():
+        wide = tl.float32 if dst.is_fp8() else dst
+        value = extern(arg, FP8E4B15_TO_FLOAT, wide)
+        return _semantic.cast(value, dst) if dst.is_fp8() else value
+    if src.is_fp8():
+        arg = _semantic.cast(arg, tl.float32)
+    rounding = "rtz" if fp_downcast_rounding == ir.ROUNDING_MODE.RTZ else "rtne"
+    return extern(arg, FP8E4B15_FROM_FLOAT[rounding], tl.float8e4b15)
 
 
 DUMP_ENV = "TRITON_SPIRV_DUMP_DIR"

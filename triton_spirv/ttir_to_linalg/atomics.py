@@ -11,6 +11,9 @@ row-major order, each atomic under its mask, the old values stored into a result
 `sem` and `scope` are accepted: OpenCL 1.2 atomics are relaxed and device-wide, and the
 emitter's compare-exchange loops are sequentially consistent per address.
 Float max/min reach here as integer max/umin on bit patterns (Triton's own lowering).
+- `tt.atomic_poll` -> per element, an `scf.while` that reads the element atomically (a
+  `memref.generic_atomic_rmw` yielding the value it read) until it equals `expected`;
+  the result is true. OpenCL devices have no global timer: a `timeout_ns` is rejected.
 """
 from __future__ import annotations
 
@@ -156,6 +159,45 @@ def atomic_cas(conv, op):
     conv.set(op.results[0], Value(result))
 
 
+def _atomic_read(buffer, offset) -> ir.Value:
+    """The element, read atomically: a read-modify-write that writes back what it read."""
+    elem = memory.buffer_element_type(buffer)
+    generic = memref.GenericAtomicRMWOp(elem, buffer, [_index(offset)])
+    block = generic.regions[0].blocks.append(elem)
+    with ir.InsertionPoint(block):
+        memref.AtomicYieldOp(block.arguments[0])
+    return generic.result
+
+
+def _poll_one(buffer, offset, expected) -> ir.Value:
+    """Waits until the element equals `expected`; returns true."""
+    loop = scf.WhileOp([], [])
+    before = loop.before.blocks.append()
+    with ir.InsertionPoint(before):
+        differs = arith.cmpi(arith.CmpIPredicate.ne, _atomic_read(buffer, offset), expected)
+        scf.ConditionOp(differs, [])
+    with ir.InsertionPoint(loop.after.blocks.append()):
+        scf.YieldOp([])
+    return arith.constant(ir.IntegerType.get_signless(1), 1)
+
+
+def atomic_poll(conv, op):
+    ptr = conv.get(op.operands[0])
+    if not isinstance(ptr, (Pointer, PointerTensor)):
+        raise conv.error(op, "atomic_poll on a value that is not a pointer")
+    if len(op.operands) > 2:
+        raise conv.error(op, "atomic_poll with timeout_ns is not supported: OpenCL devices "
+                             "have no global timer (poll without a timeout)")
+    expected = _operand(conv, op, 1)
+    if isinstance(ptr, Pointer):
+        result = _poll_one(ptr.buffer, ptr.offset, expected)
+    else:
+        result = _each_element(conv, op, ptr, [expected],
+                               lambda off, e: _poll_one(ptr.buffer, off, e),
+                               ir.IntegerType.get_signless(1))
+    conv.set(op.results[0], Value(result))
+
+
 def barrier(conv, op):
     from mlir.dialects import gpu
     gpu.barrier()
@@ -164,5 +206,6 @@ def barrier(conv, op):
 HANDLERS = {
     "tt.atomic_rmw": atomic_rmw,
     "tt.atomic_cas": atomic_cas,
+    "tt.atomic_poll": atomic_poll,
     "ttg.barrier": barrier,
 }

@@ -12,7 +12,9 @@ builds upstream arith/math ops; `map_scalars` applies it to scalars directly, or
   OpenCL already. (A device without cl_khr_fp64 rejects such kernels at build time.)
 - `tt.clampf`: `propagateNan = all` -> maximumf/minimumf, `none` -> maxnumf/minnumf.
 - `tt.fp_to_fp`: extf, or truncf rounding to nearest even, or round-toward-zero: the
-  nearest-even result stepped one ulp toward zero when it rounded away from zero.
+  nearest-even result stepped one ulp toward zero when it rounded away from zero. To fp8
+  formats: truncf with its `roundingmode` (the emitter rounds and saturates, see
+  emitter_opencl/fp8.py).
 - `tt.bitcast`: arith.bitcast (same width).
 - `tt.extern_elementwise`: libdevice symbols (`__nv_asinf`, ...) mapped to math/arith ops
   (`EXTERN_FUNCTIONS`); others are rejected naming the symbol.
@@ -33,7 +35,7 @@ from .values import Pointer, PointerTensor, Value
 
 # arith.cmpf / cmpi predicates
 _OGT = 2
-_EQ, _NE = 0, 1
+_EQ, _NE, _SLT = 0, 1, 2
 
 
 def map_scalars(conv, op, operands, result_types, fn) -> list:
@@ -167,25 +169,45 @@ def _float_kind(t) -> str:
     return str(t)
 
 
+# fp8 types: Triton's fp8e5, fp8e4nv, fp8e4b8, fp8e5b16 as MLIR spells them, and
+# f8E4M3B11FNUZ, which carries fp8e4b15 (see fp8e4b15_extern).
+FP8_KINDS = ("f8E5M2", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ")
+# tt.fp_to_fp rounding (rtz=0, rtne=1) -> arith.truncf roundingmode (None: nearest even)
+_TRUNCF_ROUNDING = {1: None, 0: arith.RoundingMode.toward_zero}
+
+
 def fp_to_fp(conv, op, x):
     dst = b.element_type(op.results[0].type)
     src = x.type
     for t in (src, dst):
-        if _float_kind(t) not in ("f16", "bf16", "f32", "f64"):
-            raise conv.error(op, f"fp8 and other {t} values are not supported on OpenCL")
+        if _float_kind(t) not in ("f16", "bf16", "f32", "f64") + FP8_KINDS:
+            raise conv.error(op, f"{t} values are not supported on OpenCL")
     if src == dst:
         return [x]
+    rounding = ir.IntegerAttr(op.attributes["rounding"]).value \
+        if "rounding" in op.attributes else 1
+    if _float_kind(dst) in FP8_KINDS:
+        return [_truncf_to_fp8(conv, op, x, dst, rounding)]
     if _float_width(dst) == _float_width(src):
         # f16 <-> bf16: through f32 (exact), then round.
         x = arith.extf(ir.F32Type.get(), x)
     elif _float_width(dst) > _float_width(src):
         return [arith.extf(dst, x)]
     rounded = arith.truncf(dst, x)
-    rounding = ir.IntegerAttr(op.attributes["rounding"]).value \
-        if "rounding" in op.attributes else 1
     if rounding == 1:  # rtne
         return [rounded]
     return [round_toward_zero(rounded, x)]
+
+
+def _truncf_to_fp8(conv, op, x, dst, rounding: int):
+    """An fp8 value from a wider float (or another fp8 format, through f32): truncf with
+    the rounding mode; the emitter's rounding saturates out-of-range values."""
+    if rounding not in _TRUNCF_ROUNDING:
+        raise conv.error(op, f"rounding mode {rounding} of a conversion to {dst} is not "
+                             f"supported (rtne and rtz are)")
+    if _float_kind(x.type) in FP8_KINDS:
+        x = arith.extf(ir.F32Type.get(), x)
+    return arith.truncf(dst, x, roundingmode=_TRUNCF_ROUNDING[rounding])
 
 
 def round_toward_zero(rounded, x):
@@ -328,8 +350,59 @@ def _special_extern(name, conv, op, args):
     raise conv.error(op, f"libdevice function {name} is not supported")
 
 
+# fp8e4b15 (Triton's: fp8e4nv's layout with exponent bias 15, no NaN or infinity) has the
+# bit patterns of f8E4M3B11FNUZ (bias 11) holding 16 times the value, except 0x80: -0
+# here, NaN there (which has no -0). Conversions scale by 16 (exactly) around that type,
+# so MLIR folds constants by its own semantics and gets the same bits.
+_FP8E4B15_SCALE = 16.0
+# Triton's conversion to fp8e4b15 (NVIDIA GPUs) saturates |x| at 1.75, NaN included.
+_FP8E4B15_LARGEST_STORED = 1.75
+_FP8E4B15_NEGATIVE_ZERO = -128  # 0x80 as i8
+
+
+def fp8e4b15_extern(conv, op, symbol: str, x):
+    """The backend's fp8e4b15 casts (compiler.py), on the i8 bits Triton keeps."""
+    from ..compiler import FP8E4B15_FROM_FLOAT, FP8E4B15_TO_FLOAT
+    if symbol == FP8E4B15_TO_FLOAT:
+        return _fp8e4b15_to_float(x, b.element_type(op.results[0].type))
+    rounding = {v: k for k, v in FP8E4B15_FROM_FLOAT.items()}[symbol]
+    return _fp8e4b15_from_float(conv, op, x, 0 if rounding == "rtz" else 1)
+
+
+def _fp8e4b15_to_float(bits, result_type):
+    f32 = ir.F32Type.get()
+    scaled = arith.extf(f32, arith.bitcast(ir.Type.parse("f8E4M3B11FNUZ"), bits))
+    value = arith.mulf(scaled, arith.constant(f32, 1.0 / _FP8E4B15_SCALE))
+    negative_zero = arith.cmpi(_EQ, bits, arith.constant(bits.type, _FP8E4B15_NEGATIVE_ZERO))
+    value = arith.select(negative_zero, arith.constant(f32, -0.0), value)
+    if result_type == f32:
+        return value
+    # every fp8e4b15 value is exact in f16, bf16 and f64
+    cast = arith.extf if _float_width(result_type) > 32 else arith.truncf
+    return cast(result_type, value)
+
+
+def _fp8e4b15_from_float(conv, op, x, rounding: int):
+    if _float_kind(x.type) in FP8_KINDS:
+        x = arith.extf(ir.F32Type.get(), x)
+    # |x| clamped (NaN -> 1.75, as Triton's conversion does), sign kept, then scaled
+    clamped = math.copysign(
+        arith.minnumf(math.absf(x), arith.constant(x.type, _FP8E4B15_LARGEST_STORED)), x)
+    scaled = arith.mulf(clamped, arith.constant(x.type, _FP8E4B15_SCALE))
+    fp8 = _truncf_to_fp8(conv, op, scaled, ir.Type.parse("f8E4M3B11FNUZ"), rounding)
+    bits = arith.bitcast(_int_type(8), fp8)
+    # a zero result keeps the sign of x (the other type has no -0)
+    int_type = _int_type(_float_width(x.type))
+    negative = arith.cmpi(_SLT, arith.bitcast(int_type, x), arith.constant(int_type, 0))
+    zero = arith.cmpi(_EQ, bits, arith.constant(bits.type, 0))
+    return arith.select(arith.andi(negative, zero),
+                        arith.constant(bits.type, _FP8E4B15_NEGATIVE_ZERO), bits)
+
+
 def extern_elementwise(conv, op, *args):
     symbol = ir.StringAttr(op.attributes["symbol"]).value
+    if symbol.startswith("__triton_spirv_fp8e4b15_"):
+        return [fp8e4b15_extern(conv, op, symbol, *args)]
     name, fn = _extern_builder(symbol)
     if name is None:
         raise conv.error(op, f"extern function '{symbol}' has no OpenCL equivalent here")
