@@ -27,6 +27,7 @@ from mlir import ir
 from .emitters import choose_emitter
 from .emitters.base import FusionBuilder, FusionReport, KernelPlan
 from .passes import run_passes
+from ..target import check_kernel_fits
 from .target import EmitTarget, emit_target
 
 
@@ -143,6 +144,7 @@ def _compile_fusion(name: str, computation, source_path: str | None,
             dump = (lambda stage, text: stages.__setitem__(stage, text)) if keep_stages else None
             run_passes(plan.module, dump)
             emitted = emit_opencl(plan.module)
+            check_kernel_fits(emitted, target.description)
             kernels.append(CompiledKernel(plan.name, plan, emitted.source, emitted.arg_types,
                                           emitted.local_size, emitted.local_mem_bytes, stages))
             plan.module = None   # the MLIR objects die with this context
