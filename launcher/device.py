@@ -165,7 +165,7 @@ def select_device(spec=None):
     """Choose a device without caching: `spec` as in TRITON_OPENCL_DEVICE, or None."""
     cl = _import_pyopencl()
     platforms, found, errors = _list_devices(cl)
-    candidates = [c for c in found if _matches(spec, c)] if spec else found
+    candidates = _best_matches_first(spec, found) if spec else found
     for platform_index, device_index, platform, device in candidates:
         try:
             return _open_device(cl, platform_index, device_index, platform, device)
@@ -201,13 +201,29 @@ def _list_devices(cl):
     return platforms, found, errors
 
 
-def _matches(spec, candidate):
+def _best_matches_first(spec, found):
+    """The devices `spec` matches, closest first: an exact name, then a name that starts
+    with it, then one that contains it; in listing order within each. So `AMD EPYC`
+    picks the device of that name, not a device of another driver that mentions it
+    inside its name (PoCL's "pthread-...-AMD EPYC")."""
+    ranked = [(_match_rank(spec, c), i, c) for i, c in enumerate(found)]
+    return [c for rank, _, c in sorted((r for r in ranked if r[0] is not None), key=lambda r: r[:2])]
+
+
+def _match_rank(spec, candidate):
+    """0 (exact) to 2 (inside a name), or None where `spec` does not match."""
     platform_index, device_index, platform, device = candidate
     spec = spec.strip()
     indices = re.fullmatch(r"(\d+):(\d+)", spec)
     if indices:
-        return (platform_index, device_index) == (int(indices.group(1)), int(indices.group(2)))
-    return spec.lower() in f"{platform.name.strip()} / {device.name.strip()}".lower()
+        return 0 if (platform_index, device_index) == (int(indices.group(1)), int(indices.group(2))) else None
+    wanted = spec.lower()
+    names = [name.strip().lower() for name in (device.name, platform.name)]
+    if wanted in names:
+        return 0
+    if any(name.startswith(wanted) for name in names):
+        return 1
+    return 2 if wanted in f"{names[1]} / {names[0]}" else None
 
 
 def _no_device_message(spec, platforms, found, candidates, errors):
