@@ -231,3 +231,24 @@ def test_the_device_target_keeps_big_tiles(fresh_cache):
     x, y, out = torch.rand(block), torch.rand(block), torch.empty(block)
     two_tile_kernel[(1,)](x, y, out, BLOCK=block)
     torch.testing.assert_close(out, torch.cumsum(x * y, 0), rtol=1e-4, atol=1e-2)
+
+
+def test_hlo_fusion_beyond_the_target_names_its_tiles(monkeypatch):
+    """A target smaller than the transpose emitter's shared tile: the HLO kernel fails at
+    compile time, naming the tile and the HLO line of the instruction that made it."""
+    from dataclasses import replace
+    from triton.runtime.errors import OutOfResources
+    from hlo_helpers import hlo_path
+    tiny = replace(NAMED_TARGETS["gpu-32k"], name="gpu-1k", local_mem_bytes=1024)
+    monkeypatch.setitem(NAMED_TARGETS, "gpu-1k", tiny)
+    monkeypatch.setenv(TARGET_ENV, "gpu-1k")
+    runner = ModuleRunner(read_hlo(open(hlo_path("seed_transpose.hlo")).read()))
+    x = np.random.default_rng(1).standard_normal((20, 160, 170)).astype(np.float32)
+    with pytest.raises(OutOfResources) as info:
+        runner.run([x])
+    message = str(info.value)
+    assert "target 'gpu-1k'" in message and "allows 1024 bytes" in message
+    assert "float[" in message and " bytes from " in message and ".hlo:" in message
+    monkeypatch.setenv(TARGET_ENV, "gpu-32k")            # fits: runs, right
+    out = ModuleRunner(read_hlo(open(hlo_path("seed_transpose.hlo")).read())).run([x])[0]
+    np.testing.assert_allclose(out, np.abs(np.exp(x).transpose(2, 1, 0)), rtol=1e-6)
