@@ -375,6 +375,14 @@ def _probe_copy(cl, context, queue, kernel):
 # as triton.testing.get_dram_gbps.
 _NOMINAL_MEM_CLOCK_KHZ = 1_600_000
 _NOMINAL_MEM_BUS_WIDTH_BITS = 128
+# Devices may report a clock of 0 (unknown: Intel's CPU runtime does); callers such as
+# triton.testing's peak-FLOPS estimates multiply by it, so a nominal 2 GHz stands in.
+_NOMINAL_CLOCK_KHZ = 2_000_000
+
+
+def clock_khz(max_clock_frequency_mhz):
+    """CL_DEVICE_MAX_CLOCK_FREQUENCY (MHz) in kHz, like CUDA; nominal where unknown."""
+    return int(max_clock_frequency_mhz) * 1000 or _NOMINAL_CLOCK_KHZ
 
 
 def _device_properties(dev):
@@ -388,7 +396,7 @@ def _device_properties(dev):
         # OpenCL hides the register file; Triton only compares n_regs against it.
         "max_num_regs": 65536,
         "warpSize": 1,
-        "sm_clock_rate": int(d.max_clock_frequency) * 1000,  # kHz, like CUDA
+        "sm_clock_rate": clock_khz(d.max_clock_frequency),
         "mem_clock_rate": _NOMINAL_MEM_CLOCK_KHZ,
         "mem_bus_width": _NOMINAL_MEM_BUS_WIDTH_BITS,
         "max_work_group_size": int(d.max_work_group_size),

@@ -390,6 +390,12 @@ def test_selection_by_index_and_name(dev):
     assert by_name.name == dev.name
 
 
+def test_clock_rate_in_khz_and_nominal_where_the_device_reports_none():
+    from launcher.device import clock_khz
+    assert clock_khz(2450) == 2_450_000
+    assert clock_khz(0) == 2_000_000          # Intel's CPU runtime reports 0 MHz
+
+
 def test_name_selection_prefers_exact_and_leading_matches():
     """With PoCL and Intel's runtime on one CPU, "AMD EPYC" names Intel's device exactly and
     sits inside PoCL's device name: the exact name wins whatever the listing order."""
