@@ -24,7 +24,6 @@ from launcher.types import opencl_type_of
 WARP_SIZE = 1
 
 
-
 def target_arch(device_arch):
     """The GPUTarget arch: the device's, plus the target description it is made to
     pretend ($TRITON_SPIRV_TARGET), so that the override is in every cache key."""
