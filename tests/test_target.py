@@ -252,3 +252,38 @@ def test_hlo_fusion_beyond_the_target_names_its_tiles(monkeypatch):
     monkeypatch.setenv(TARGET_ENV, "gpu-32k")            # fits: runs, right
     out = ModuleRunner(read_hlo(open(hlo_path("seed_transpose.hlo")).read())).run([x])[0]
     np.testing.assert_allclose(out, np.abs(np.exp(x).transpose(2, 1, 0)), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# Tutorial kernels against GPU targets, compile only
+
+
+def compile_matmul_tutorial(target, block_m, block_n, block_k):
+    from triton.compiler import ASTSource
+    from test_tutorials import load_tutorial
+    fn = load_tutorial("03-matrix-multiplication.py").matmul_kernel.fn
+    signature = {name: "*fp16" for name in ("a_ptr", "b_ptr", "c_ptr")}
+    signature.update({name: "i32" for name in fn.arg_names[3:12]})
+    constexprs = {"BLOCK_SIZE_M": block_m, "BLOCK_SIZE_N": block_n, "BLOCK_SIZE_K": block_k,
+                  "GROUP_SIZE_M": 8, "ACTIVATION": ""}
+    signature.update({name: "constexpr" for name in constexprs})
+    return triton.compile(ASTSource(fn, signature, constexprs), options={"opencl_target": target})
+
+
+@pytest.mark.parametrize("target, blocks, fits", [
+    ("gpu-64k", (32, 32, 32), True), ("gpu-32k", (32, 32, 32), False),
+    ("gpu-64k", (64, 64, 32), False), ("device", (64, 64, 32), True)])
+def test_matmul_tutorial_config_fits_or_names_its_pointer_tiles(target, blocks, fits, fresh_cache):
+    """The 32x32x32 config needs 45184 bytes of __local memory today (long pointer tiles
+    included); 64x64x32 needs 115072."""
+    from triton.runtime.errors import OutOfResources
+    if fits:
+        assert compile_matmul_tutorial(target, *blocks).metadata.shared <= resolve_target(target).local_mem_bytes
+        return
+    with pytest.raises(OutOfResources) as info:
+        compile_matmul_tutorial(target, *blocks)
+    message = str(info.value)
+    assert "kernel 'matmul_kernel'" in message and f"target '{target}'" in message
+    m, n, k = blocks
+    assert f"a_ptrs_tile long[{m}x{k}] = {m * k * 8} bytes from 03-matrix-multiplication.py:" in message
+    assert "a_ptrs = a_ptr + (offs_am[:, None] * stride_am" in message
