@@ -34,6 +34,21 @@ from .optable import (ELEMENTWISE, CMPF, CMPI, CMPI_SIGNED, HELPER_OF, I1_ELEMEN
 from .views import Buffer, Expr, View, atom, product, rank_reduction_mask
 
 
+@dataclass(frozen=True)
+class LocalTile:
+    """A kernel-scope `__local` array and the source line of the op that made it."""
+    name: str
+    ctype: str
+    shape: tuple[int, ...]
+    bytes: int
+    origin: str                          # "kernel.py:12: a = tl.load(...)" or ""
+
+    def describe(self) -> str:
+        shape = "x".join(str(s) for s in self.shape) or "1"
+        where = f" from {self.origin}" if self.origin else ""
+        return f"{self.name} {self.ctype}[{shape}] = {self.bytes} bytes{where}"
+
+
 @dataclass
 class EmittedKernel:
     source: str                          # complete OpenCL C 1.2 program
@@ -41,6 +56,8 @@ class EmittedKernel:
     arg_types: list[str]                 # C type of each kernel parameter, in order
     local_size: tuple[int, int, int]     # work-group size the kernel is written for
     local_mem_bytes: int                 # total size of the `__local` arrays
+    # The `__local` arrays, largest first (for budget errors: which tile is too big).
+    local_tiles: list[LocalTile] = field(default_factory=list)
     # Bounds-checked kernels only (see bounds.py): C types of the hidden parameters
     # after the kernel's own, the kernel parameter each extent parameter is for, and
     # the checked access sites.
@@ -61,6 +78,15 @@ def emit_opencl(module: ir.Module, bounds_check: bool = False) -> EmittedKernel:
     `bounds_check`, every global memory access is checked (emitter_opencl/bounds.py)."""
     with module.context:
         return KernelEmitter(_kernel_function(module), bounds_check=bounds_check).emit()
+
+
+def _origin(op) -> str:
+    """`file.py:12: source text` of the line that made an op, or "" when unknown."""
+    line = real_source_line(op.location)
+    if line is None:
+        return ""
+    text = line.text()
+    return f"{line.short}: {text}" if text else line.short
 
 
 def _kernel_function(module: ir.Module) -> ir.OpView:
@@ -142,6 +168,7 @@ class KernelEmitter:
         self.mask_ctypes: dict[ir.Value, str] = {}      # C type of vector<Nxi1> values
         self.views: dict[ir.Value, View] = {}
         self.local_arrays: list[tuple[Buffer, str, str]] = []  # buffer, ctype, extent
+        self.local_tiles: list[LocalTile] = []
         self.targets: list[list[Target]] = []           # for scf.yield / scf.condition
         self.last_source: SourceLine | None = None
         self.loop_depth = 0
@@ -163,7 +190,8 @@ class KernelEmitter:
         self._emit_block(self.func.regions[0].blocks[0])
         local_size = self._local_size()
         source = self._assemble(name, params, local_size, local_bytes)
-        kernel = EmittedKernel(source, name, arg_types, local_size, local_bytes)
+        kernel = EmittedKernel(source, name, arg_types, local_size, local_bytes,
+                               sorted(self.local_tiles, key=lambda t: -t.bytes))
         if self.bounds is not None:
             kernel.hidden_arg_types = hidden
             kernel.bounds_params = list(self.bounds.hidden_params)
@@ -327,7 +355,9 @@ class KernelEmitter:
             extent = " * ".join(str(s) for s in shape) if len(shape) > 1 else str(count)
             self.local_arrays.append((buffer, ctype, extent))
             self.views[op.results[0]] = View.contiguous(buffer, shape)
-            total += count * ct.CTYPE_BYTES[ctype]
+            size = count * ct.CTYPE_BYTES[ctype]
+            self.local_tiles.append(LocalTile(name, ctype, tuple(shape), size, _origin(op)))
+            total += size
         return total
 
     # ------------------------------------------------------------------ values

@@ -166,7 +166,7 @@ def select_device(spec=None):
     """Choose a device without caching: `spec` as in TRITON_OPENCL_DEVICE, or None."""
     cl = _import_pyopencl()
     platforms, found, errors = _list_devices(cl)
-    candidates = [c for c in found if _matches(spec, c)] if spec else found
+    candidates = _best_matches_first(spec, found) if spec else found
     for platform_index, device_index, platform, device in candidates:
         try:
             return _open_device(cl, platform_index, device_index, platform, device)
@@ -202,13 +202,29 @@ def _list_devices(cl):
     return platforms, found, errors
 
 
-def _matches(spec, candidate):
+def _best_matches_first(spec, found):
+    """The devices `spec` matches, closest first: an exact name, then a name that starts
+    with it, then one that contains it; in listing order within each. So `AMD EPYC`
+    picks the device of that name, not a device of another driver that mentions it
+    inside its name (PoCL's "pthread-...-AMD EPYC")."""
+    ranked = [(_match_rank(spec, c), i, c) for i, c in enumerate(found)]
+    return [c for rank, _, c in sorted((r for r in ranked if r[0] is not None), key=lambda r: r[:2])]
+
+
+def _match_rank(spec, candidate):
+    """0 (exact) to 2 (inside a name), or None where `spec` does not match."""
     platform_index, device_index, platform, device = candidate
     spec = spec.strip()
     indices = re.fullmatch(r"(\d+):(\d+)", spec)
     if indices:
-        return (platform_index, device_index) == (int(indices.group(1)), int(indices.group(2)))
-    return spec.lower() in f"{platform.name.strip()} / {device.name.strip()}".lower()
+        return 0 if (platform_index, device_index) == (int(indices.group(1)), int(indices.group(2))) else None
+    wanted = spec.lower()
+    names = [name.strip().lower() for name in (device.name, platform.name)]
+    if wanted in names:
+        return 0
+    if any(name.startswith(wanted) for name in names):
+        return 1
+    return 2 if wanted in f"{names[1]} / {names[0]}" else None
 
 
 def _no_device_message(spec, platforms, found, candidates, errors):
@@ -363,6 +379,14 @@ def _probe_copy(cl, context, queue, kernel):
 # as triton.testing.get_dram_gbps.
 _NOMINAL_MEM_CLOCK_KHZ = 1_600_000
 _NOMINAL_MEM_BUS_WIDTH_BITS = 128
+# Devices may report a clock of 0 (unknown: Intel's CPU runtime does); callers such as
+# triton.testing's peak-FLOPS estimates multiply by it, so a nominal 2 GHz stands in.
+_NOMINAL_CLOCK_KHZ = 2_000_000
+
+
+def clock_khz(max_clock_frequency_mhz):
+    """CL_DEVICE_MAX_CLOCK_FREQUENCY (MHz) in kHz, like CUDA; nominal where unknown."""
+    return int(max_clock_frequency_mhz) * 1000 or _NOMINAL_CLOCK_KHZ
 
 
 def _device_properties(dev):
@@ -376,7 +400,7 @@ def _device_properties(dev):
         # OpenCL hides the register file; Triton only compares n_regs against it.
         "max_num_regs": 65536,
         "warpSize": 1,
-        "sm_clock_rate": int(d.max_clock_frequency) * 1000,  # kHz, like CUDA
+        "sm_clock_rate": clock_khz(d.max_clock_frequency),
         "mem_clock_rate": _NOMINAL_MEM_CLOCK_KHZ,
         "mem_bus_width": _NOMINAL_MEM_BUS_WIDTH_BITS,
         "max_work_group_size": int(d.max_work_group_size),

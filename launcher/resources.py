@@ -26,10 +26,13 @@ def local_tiles(source):
     return sorted(tiles, key=lambda t: -t[3])
 
 
-def describe(required, limit, what, name, source, local_size, device):
+def describe(required, limit, what, name, source, local_size, device, tiles=None):
+    """`tiles`: descriptions of the kernel's tiles, largest first; by default read from
+    the source's `__local` declarations."""
     if what == "shared memory":
-        tiles = local_tiles(source)
-        listed = ", ".join(f"{name} {ctype}[{shape}] = {size} bytes" for name, ctype, shape, size in tiles[:6])
+        if tiles is None:
+            tiles = [f"{tile} {ctype}[{shape}] = {size} bytes" for tile, ctype, shape, size in local_tiles(source)]
+        listed = ", ".join(tiles[:6])
         more = f" and {len(tiles) - 6} more" if len(tiles) > 6 else ""
         return (f"kernel '{name}' needs {required} bytes of __local memory for its tiles"
                 + (f" ({listed}{more})" if listed else "")
@@ -52,9 +55,9 @@ def check_local_memory(name, source, local_mem_bytes, device):
         raise limit_error(int(local_mem_bytes), limit, "shared memory", name, source, (1, 1, 1), device.name)
 
 
-def limit_error(required, limit, what, name, source, local_size, device):
+def limit_error(required, limit, what, name, source, local_size, device, tiles=None):
     """Triton's OutOfResources when Triton is there, else GridError."""
-    message = describe(required, limit, what, name, source, local_size, device)
+    message = describe(required, limit, what, name, source, local_size, device, tiles)
     try:
         from triton.runtime.errors import OutOfResources
     except ImportError:  # the launcher also works without Triton

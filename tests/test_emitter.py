@@ -161,6 +161,15 @@ def test_vector_add_source_shape():
     assert src.count("(kernel.py:9)") == 1
 
 
+def test_local_tiles_name_their_shape_bytes_and_source_line():
+    tiles = emit(VECTOR_ADD).local_tiles
+    assert [(t.ctype, t.shape, t.bytes) for t in tiles] == [("float", (1024,), 4096)] * 3
+    x_tile = next(t for t in tiles if t.name == "x_tile")
+    assert x_tile.origin == "kernel.py:10"          # the alloc's location (the file is not on disk)
+    assert x_tile.describe() == "x_tile float[1024] = 4096 bytes from kernel.py:10"
+    assert sum(t.bytes for t in tiles) == emit(VECTOR_ADD).local_mem_bytes
+
+
 @pytest.mark.parametrize("n, groups", [(2500, 3), (2048, 3)])  # (2048, 3): empty tail
 def test_vector_add_runs(device, n, groups):
     rng = np.random.default_rng(0)

@@ -11,6 +11,7 @@ import pytest
 from triton_spirv.hlo import read_hlo
 from triton_spirv.hlo.runtime import ModuleRunner
 from triton_spirv.hlo.target import ROW_REDUCTION_ENV, emit_target
+from triton_spirv.target import TARGET_ENV
 
 rng = np.random.default_rng(7)
 
@@ -56,6 +57,7 @@ def run(text, inputs):
 
 def test_cpu_device_gets_the_per_work_item_shape(monkeypatch):
     monkeypatch.delenv(ROW_REDUCTION_ENV, raising=False)
+    monkeypatch.delenv(TARGET_ENV, raising=False)
     import pyopencl as cl
     from launcher import get_device
     is_cpu = bool(get_device().device.type & cl.device_type.CPU)

@@ -390,6 +390,27 @@ def test_selection_by_index_and_name(dev):
     assert by_name.name == dev.name
 
 
+def test_clock_rate_in_khz_and_nominal_where_the_device_reports_none():
+    from launcher.device import clock_khz
+    assert clock_khz(2450) == 2_450_000
+    assert clock_khz(0) == 2_000_000          # Intel's CPU runtime reports 0 MHz
+
+
+def test_name_selection_prefers_exact_and_leading_matches():
+    """With PoCL and Intel's runtime on one CPU, "AMD EPYC" names Intel's device exactly and
+    sits inside PoCL's device name: the exact name wins whatever the listing order."""
+    from types import SimpleNamespace as NS
+    from launcher.device import _best_matches_first
+    pocl = (0, 0, NS(name="Portable Computing Language"), NS(name="pthread-skylake-avx512-AMD EPYC"))
+    intel = (1, 0, NS(name="Intel(R) OpenCL"), NS(name="AMD EPYC"))
+    assert _best_matches_first("AMD EPYC", [pocl, intel]) == [intel, pocl]
+    assert _best_matches_first("amd ep", [pocl, intel]) == [intel, pocl]
+    assert _best_matches_first("pthread", [pocl, intel]) == [pocl]
+    assert _best_matches_first("epyc", [pocl, intel]) == [pocl, intel]     # listing order
+    assert _best_matches_first("1:0", [pocl, intel]) == [intel]
+    assert _best_matches_first("nvidia", [pocl, intel]) == []
+
+
 def test_no_device_in_a_fresh_process(dev):
     code = ("import launcher\n"
             "try:\n    launcher.get_device()\n"

@@ -26,6 +26,8 @@ from triton.backends.compiler import BaseBackend, GPUTarget, Language
 from launcher import triton_key_cache
 from launcher.file_memo import files_under, remembered
 
+from .target import check_kernel_fits, current_target, target_spec
+
 BACKEND_NAME = "opencl"
 # Bump when _hash_sources changes what it digests.
 _SOURCE_HASH_VERSION = "1"
@@ -68,9 +70,15 @@ class OpenCLOptions:
     # Check every global memory access against its buffer (a launch raises on an
     # out-of-bounds access); also on with TRITON_SPIRV_BOUNDS_CHECK=1.
     bounds_check: bool = False
+    # The target description kernels are compiled for (triton_spirv/target.py):
+    # "device", a device type or a named description such as "gpu-64k"; by default
+    # $TRITON_SPIRV_TARGET, else "device".
+    opencl_target: str = ""
 
     def hash(self) -> str:
         key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
+        # The whole description, not only its name: "gpu" means this device's limits.
+        key += "_target-" + current_target(self.opencl_target).key()
         return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -122,6 +130,7 @@ class OpenCLBackend(BaseBackend):
         args["arch"] = str(self.target.arch)
         args["warp_size"] = self.target.warp_size
         args.setdefault("sanitize_overflow", False)
+        args["opencl_target"] = target_spec(args.get("opencl_target"))
         if os.environ.get(BOUNDS_CHECK_ENV, "0") not in ("", "0"):
             args["bounds_check"] = True
         if "extern_libs" in args:
@@ -310,6 +319,8 @@ def make_cl(src: str, metadata, options) -> str:
     from .stages import memref_to_opencl
     emitted = memref_to_opencl(src, bounds_check=options.bounds_check)
     metadata["name"] = emitted.name
+    # Before anything is built or cached: tiles beyond the target's local memory.
+    check_kernel_fits(emitted, current_target(options.opencl_target))
     # Scripts written for GPUs divide by the shared memory a kernel uses (occupancy
     # estimates such as max_shared_mem // shared), so a kernel without tiles reports 1.
     metadata["shared"] = max(1, emitted.local_mem_bytes)

@@ -23,6 +23,15 @@ from launcher.types import opencl_type_of
 # Triton's check num_warps * warp_size <= n_max_threads holds for any sane config.
 WARP_SIZE = 1
 
+
+def target_arch(device_arch):
+    """The GPUTarget arch: the device's, plus the target description it is made to
+    pretend ($TRITON_SPIRV_TARGET), so that the override is in every cache key."""
+    from .target import DEVICE, target_spec
+    spec = target_spec()
+    return device_arch if spec == DEVICE else f"{device_arch}+{spec}"
+
+
 # Bytes overwritten between benchmark runs to evict the inputs from the CPU caches
 # (at least the size of a large server's last-level cache).
 BENCHMARK_CACHE_BYTES = 64 * 1024 * 1024
@@ -69,7 +78,7 @@ class OpenCLDriver(DriverBase):
         return opencl_type_of(ty)
 
     def get_current_target(self):
-        return GPUTarget("opencl", get_device().arch, WARP_SIZE)
+        return GPUTarget("opencl", target_arch(get_device().arch), WARP_SIZE)
 
     def get_active_torch_device(self):
         import torch

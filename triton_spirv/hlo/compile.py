@@ -28,6 +28,7 @@ from mlir import ir
 from .emitters import choose_emitter
 from .emitters.base import FusionBuilder, FusionReport, KernelPlan
 from .passes import run_passes
+from ..target import check_kernel_fits
 from .target import EmitTarget, emit_target
 
 
@@ -147,6 +148,7 @@ def _compile_fusion(name: str, computation, source_path: str | None,
             stages = _StageRecorder(emitter_seconds) if keep_stages else None
             run_passes(plan.module, stages)
             emitted = emit_opencl(plan.module)
+            check_kernel_fits(emitted, target.description)
             kernels.append(CompiledKernel(plan.name, plan, emitted.source, emitted.arg_types,
                                           emitted.local_size, emitted.local_mem_bytes,
                                           stages.texts if stages else {},

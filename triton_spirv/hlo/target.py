@@ -1,5 +1,10 @@
 """What the HLO emitters need to know about the OpenCL device they emit for.
 
+The device itself is described by the target description both frontends share
+(`triton_spirv/target.py`: device type, work-group and sub-group sizes, local memory,
+...; `TRITON_SPIRV_TARGET` pretends another kind of device). This module adds the
+choices the HLO emitters make from it.
+
 Some kernel shapes are fast on one kind of device and slow on another. A row
 reduction is the example: GPUs want many work-items per row that meet in a tree
 through `__local` memory with barriers; CPU devices (PoCL) run a work-group's
@@ -7,7 +12,7 @@ work-items one after the other and split a kernel at every barrier, so there one
 work-item per row that accumulates several lanes at a time (vectorized by the
 OpenCL compiler) is several times faster.
 
-`emit_target()` describes the device in use; compiled fusions are cached per target.
+`emit_target()` describes the target in use; compiled fusions are cached per target.
 `TRITON_SPIRV_HLO_ROW_REDUCTION=tree|per_work_item` overrides the choice (to run the
 other kernel shape on any device, e.g. in tests).
 """
@@ -16,6 +21,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..target import NO_DEVICE, TargetDescription, current_target
+
 ROW_REDUCTION_ENV = "TRITON_SPIRV_HLO_ROW_REDUCTION"
 ROW_REDUCTION_SHAPES = ("tree", "per_work_item")
 
@@ -23,8 +30,10 @@ ROW_REDUCTION_SHAPES = ("tree", "per_work_item")
 @dataclass(frozen=True)
 class EmitTarget:
     """`row_reduction`: "tree" (work-group per row, barriers) or "per_work_item"
-    (one work-item per row, lane accumulators, no barriers)."""
+    (one work-item per row, lane accumulators, no barriers); `description`: the
+    target the kernels are made for (its limits are checked at compile time)."""
     row_reduction: str = "tree"
+    description: TargetDescription = NO_DEVICE
 
 
 def emit_target() -> EmitTarget:
@@ -32,21 +41,8 @@ def emit_target() -> EmitTarget:
     if override and override not in ROW_REDUCTION_SHAPES:
         raise ValueError(f"{ROW_REDUCTION_ENV}={override!r}: expected one of "
                          f"{', '.join(ROW_REDUCTION_SHAPES)}")
+    description = current_target()
     return EmitTarget(row_reduction=override or
-                      ("per_work_item" if device_is_cpu() else "tree"))
+                      ("per_work_item" if description.is_cpu else "tree"),
+                      description=description)
 
-
-def device_is_cpu() -> bool:
-    """Whether the OpenCL device in use is a CPU. Without a usable device (emitting
-    only), kernels are made for the default device, PoCL on the CPU."""
-    try:
-        import pyopencl as cl
-        from launcher import get_device
-        from launcher.errors import NoOpenCLDeviceError
-    except ImportError:
-        return True
-    try:
-        device = get_device().device
-    except NoOpenCLDeviceError:
-        return True
-    return bool(device.type & cl.device_type.CPU)

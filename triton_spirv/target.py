@@ -1,0 +1,242 @@
+"""What both frontends know about the OpenCL device they compile for.
+
+A `TargetDescription` is read once per process from the OpenCL device in use
+(`describe_device`), or taken from a named description, so that kernels shaped for a
+kind of device can be compiled (and, within the real device's limits, run) on another:
+
+    TRITON_SPIRV_TARGET=gpu-64k python3 script.py         # every kernel of the process
+    kernel[grid](..., opencl_target="gpu-32k")            # one Triton kernel
+    TRITON_SPIRV_TARGET=gpu                               # the device, typed as a GPU
+
+Values: `device` (the default: the device as it is), a device type (`cpu`, `gpu`,
+`accelerator`: the device's description with that type) or a named description
+(`NAMED_TARGETS`). The description is part of Triton's cache key (the backend option
+`opencl_target`, and the GPUTarget's arch when the variable is set) and of the HLO
+compile key. The variable is read when a kernel is first compiled in a process.
+
+Compile-time checks use it: a kernel whose `__local` tiles exceed the target's local
+memory, or whose work-group exceeds its work-group size, fails at compile time
+(`check_kernel_fits`).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from dataclasses import asdict, dataclass, replace
+
+TARGET_ENV = "TRITON_SPIRV_TARGET"
+DEVICE = "device"
+DEVICE_TYPES = ("cpu", "gpu", "accelerator")
+
+
+@dataclass(frozen=True)
+class TargetDescription:
+    name: str                              # "device", a device type or a named description
+    device_type: str                       # "cpu", "gpu" or "accelerator"
+    max_work_group_size: int
+    preferred_work_group_multiple: int     # CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
+    sub_group_sizes: tuple[int, ...]       # () where the device has no sub-groups
+    local_mem_bytes: int
+    fp16: bool
+    fp64: bool
+    il_versions: tuple[str, ...]           # e.g. ("SPIR-V_1.0", ...)
+    compute_units: int
+    vendor: str
+    device_name: str
+    driver_version: str
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device_type == "cpu"
+
+    def key(self) -> str:
+        """Every field, as text: equal keys compile alike."""
+        return ";".join(f"{k}={v}" for k, v in sorted(asdict(self).items()))
+
+    def summary(self) -> str:
+        """For error messages: which target and its limits."""
+        where = self.device_name if self.name in (DEVICE, *DEVICE_TYPES) else "named description"
+        return (f"target '{self.name}' ({self.device_type}, {where}: {self.local_mem_bytes} bytes "
+                f"of local memory, work-groups of at most {self.max_work_group_size})")
+
+
+def _named_gpu(name: str, local_kib: int, sub_group: int) -> TargetDescription:
+    """A GPU of the common shape: work-groups of up to 256, sub-groups of `sub_group`."""
+    return TargetDescription(
+        name=name, device_type="gpu", max_work_group_size=256,
+        preferred_work_group_multiple=sub_group, sub_group_sizes=(sub_group,),
+        local_mem_bytes=local_kib * 1024, fp16=True, fp64=False,
+        il_versions=("SPIR-V_1.0",), compute_units=32, vendor="named description",
+        device_name=name, driver_version="")
+
+
+# Shapes of GPU OpenCL devices, to compile for without one: 64 KB of local memory
+# (AMD, NVIDIA, Intel Xe) and 32 KB (Arm Mali, Qualcomm Adreno, older parts).
+NAMED_TARGETS = {
+    "gpu-64k": _named_gpu("gpu-64k", 64, 32),
+    "gpu-32k": _named_gpu("gpu-32k", 32, 32),
+}
+
+
+def target_spec(spec: str | None = None) -> str:
+    """The target asked for: `spec` (a backend option), else $TRITON_SPIRV_TARGET, else
+    `device`; checked, so that a typo fails before anything compiles."""
+    chosen = (spec or os.environ.get(TARGET_ENV, "") or DEVICE).strip()
+    if chosen != DEVICE and chosen not in DEVICE_TYPES and chosen not in NAMED_TARGETS:
+        raise ValueError(f"unknown OpenCL target {chosen!r} (option opencl_target or "
+                         f"{TARGET_ENV}): expected '{DEVICE}', a device type "
+                         f"({', '.join(DEVICE_TYPES)}) or a named description "
+                         f"({', '.join(NAMED_TARGETS)})")
+    return chosen
+
+
+def resolve_target(spec: str | None = None, device=None) -> TargetDescription:
+    """The description for `spec` (see target_spec); `device` (a launcher OpenCLDevice)
+    defaults to the device in use."""
+    chosen = target_spec(spec)
+    if chosen in NAMED_TARGETS:
+        return NAMED_TARGETS[chosen]
+    description = describe_device(device if device is not None else _device_in_use())
+    return description if chosen == DEVICE else replace(description, name=chosen, device_type=chosen)
+
+
+def current_target(spec: str | None = None) -> TargetDescription:
+    """Like resolve_target, but without a usable device (emitting only) the target is
+    the default device: PoCL on the CPU, described by NO_DEVICE."""
+    from launcher.errors import NoOpenCLDeviceError
+    try:
+        return resolve_target(spec)
+    except NoOpenCLDeviceError:
+        chosen = target_spec(spec)
+        if chosen in (DEVICE, *DEVICE_TYPES):
+            return replace(NO_DEVICE, device_type="cpu" if chosen == DEVICE else chosen)
+        return NAMED_TARGETS[chosen]
+
+
+# Emitting without any OpenCL device: kernels are made for a CPU device like PoCL.
+NO_DEVICE = TargetDescription(
+    name=DEVICE, device_type="cpu", max_work_group_size=4096, preferred_work_group_multiple=8,
+    sub_group_sizes=(), local_mem_bytes=1 << 20, fp16=False, fp64=True, il_versions=(),
+    compute_units=1, vendor="none", device_name="no OpenCL device", driver_version="")
+
+
+def _device_in_use():
+    from launcher import get_device
+    return get_device()
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a device
+
+
+@functools.lru_cache(maxsize=None)
+def describe_device(device) -> TargetDescription:
+    """The description of a launcher OpenCLDevice, from OpenCL device queries."""
+    import pyopencl as cl
+    d = device.device
+    extensions = set(d.extensions.split())
+    return TargetDescription(
+        name=DEVICE, device_type=_device_type(cl, d.type),
+        max_work_group_size=int(d.max_work_group_size),
+        preferred_work_group_multiple=_preferred_multiple(cl, d),
+        sub_group_sizes=_sub_group_sizes(cl, device, extensions),
+        local_mem_bytes=int(d.local_mem_size),
+        fp16="cl_khr_fp16" in extensions, fp64="cl_khr_fp64" in extensions,
+        il_versions=tuple(_optional_info(cl, d, "IL_VERSION", "").split()),
+        compute_units=int(d.max_compute_units),
+        vendor=d.vendor.strip(), device_name=d.name.strip(),
+        driver_version=d.driver_version.strip())
+
+
+def _device_type(cl, bits: int) -> str:
+    # A device may set several bits (e.g. DEFAULT too); the kind that shapes kernels wins.
+    for kind, bit in (("gpu", cl.device_type.GPU), ("accelerator", cl.device_type.ACCELERATOR),
+                      ("cpu", cl.device_type.CPU)):
+        if bits & bit:
+            return kind
+    return "accelerator"   # CL_DEVICE_TYPE_CUSTOM
+
+
+def _optional_info(cl, d, name: str, default):
+    """A device query that OpenCL 1.x devices may not answer."""
+    param = getattr(cl.device_info, name, None)
+    if param is None:
+        return default
+    try:
+        return d.get_info(param)
+    except cl.Error:
+        return default
+
+
+def _preferred_multiple(cl, d) -> int:
+    # A device query since OpenCL 3.0; older devices only say it per kernel.
+    return int(_optional_info(cl, d, "PREFERRED_WORK_GROUP_SIZE_MULTIPLE", 0) or 1)
+
+
+# CL_DEVICE_SUB_GROUP_SIZES_INTEL (cl_intel_required_subgroup_size): every size the
+# compiler can choose. pyopencl has no name for it, so it is read through the C API.
+_SUB_GROUP_SIZES_INTEL = 0x4108
+
+
+def _sub_group_sizes(cl, device, extensions: set) -> tuple[int, ...]:
+    if "cl_intel_required_subgroup_size" in extensions:
+        sizes = _intel_sub_group_sizes(device.device)
+        if sizes:
+            return sizes
+    if int(_optional_info(cl, device.device, "MAX_NUM_SUB_GROUPS", 0) or 0) <= 0:
+        return ()
+    return _compiled_sub_group_size(cl, device)
+
+
+def _intel_sub_group_sizes(d) -> tuple[int, ...]:
+    try:
+        opencl = ctypes.CDLL("libOpenCL.so.1")
+    except OSError:
+        return ()
+    get_info = opencl.clGetDeviceInfo
+    get_info.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t, ctypes.c_void_p,
+                         ctypes.POINTER(ctypes.c_size_t)]
+    size = ctypes.c_size_t(0)
+    if get_info(d.int_ptr, _SUB_GROUP_SIZES_INTEL, 0, None, ctypes.byref(size)) != 0:
+        return ()
+    values = (ctypes.c_size_t * (size.value // ctypes.sizeof(ctypes.c_size_t)))()
+    if get_info(d.int_ptr, _SUB_GROUP_SIZES_INTEL, size.value, values, None) != 0:
+        return ()
+    return tuple(int(v) for v in values)
+
+
+_SUB_GROUP_PROBE = "__kernel void sub_group_probe(__global int* x) { x[get_global_id(0)] = 1; }"
+
+
+def _compiled_sub_group_size(cl, device) -> tuple[int, ...]:
+    """Devices with sub-groups but no list of sizes: the size the compiler picks for a
+    plain kernel in a work-group of the preferred size."""
+    d = device.device
+    try:
+        kernel = cl.Kernel(cl.Program(device.context, _SUB_GROUP_PROBE).build(), "sub_group_probe")
+        local = min(256, int(d.max_work_group_size))
+        return (int(kernel.get_sub_group_info(
+            d, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, (local,))),)
+    except (cl.Error, AttributeError):
+        return ()
+
+
+# ---------------------------------------------------------------------------------------
+# Compile-time limits
+
+
+def check_kernel_fits(kernel, target: TargetDescription) -> None:
+    """Raise Triton's OutOfResources (GridError without Triton) when an emitted kernel
+    (emitter_opencl.EmittedKernel) needs more `__local` memory or a larger work-group
+    than `target` has, naming the kernel, the limit and the biggest tiles with the
+    source line that made each."""
+    from launcher.resources import limit_error
+    x, y, z = kernel.local_size
+    if x * y * z > target.max_work_group_size:
+        raise limit_error(x * y * z, target.max_work_group_size, "threads", kernel.name,
+                          kernel.source, kernel.local_size, target.summary())
+    if kernel.local_mem_bytes > target.local_mem_bytes:
+        raise limit_error(kernel.local_mem_bytes, target.local_mem_bytes, "shared memory",
+                          kernel.name, kernel.source, kernel.local_size, target.summary(),
+                          tiles=[tile.describe() for tile in kernel.local_tiles])
