@@ -154,8 +154,7 @@ class KernelEmitter:
     # ------------------------------------------------------------------ driver
 
     def emit(self) -> EmittedKernel:
-        name = sanitize(ir.StringAttr(self.func.attributes["sym_name"]).value)
-        self.names.reserve(name)
+        name = self.names.kernel_name(ir.StringAttr(self.func.attributes["sym_name"]).value)
         params, arg_types = self._declare_params()
         hidden = self._declare_bounds_params(params) if self.bounds is not None else []
         local_bytes = self._declare_local_arrays()
