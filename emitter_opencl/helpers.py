@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from .libdevice import LIBDEVICE_DEPENDS, LIBDEVICE_HELPERS
+
 _FIXED = {
     # f16 values live in float registers (devices need not support cl_khr_fp16);
     # these go through a private 16-bit slot to get IEEE round-to-nearest-even.
@@ -127,7 +129,7 @@ static inline {T} tanh_{T}({T} x) {{
 _UNSIGNED_OF = {"float": "uint", "double": "ulong"}
 
 # Names a source variable must not take (vector min/max variants are unlikely).
-HELPER_NAMES = tuple(_FIXED) + tuple(f"{kind}_{t}" for kind in ("maximum", "minimum", "tanh")
+HELPER_NAMES = tuple(_FIXED) + tuple(LIBDEVICE_HELPERS) + tuple(f"{kind}_{t}" for kind in ("maximum", "minimum", "tanh")
                                      for t in ("float", "double"))
 
 
@@ -135,6 +137,8 @@ def helper_source(name: str) -> str:
     """C text of helper `name` (see `dependencies` for what it calls)."""
     if name in _FIXED:
         return _FIXED[name]
+    if name in LIBDEVICE_HELPERS:
+        return LIBDEVICE_HELPERS[name]
     tanh = re.fullmatch(r"tanh_(float|double)(\d*)", name)
     if tanh:
         template = _TANH_FLOAT if tanh.group(1) == "float" else _TANH_DOUBLE
@@ -151,7 +155,7 @@ def helper_source(name: str) -> str:
 
 
 def dependencies(name: str) -> list[str]:
-    return _DEPENDS.get(name, [])
+    return _DEPENDS.get(name) or LIBDEVICE_DEPENDS.get(name, [])
 
 
 class HelperSet:
