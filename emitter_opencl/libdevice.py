@@ -55,8 +55,22 @@ static inline double sum_error_double(double a, double b, double s) {
     return -s;
   return two_sum_error(a, b, s);
 }""",
+    "fma_error_double": """\
+static inline double fma_error_double(double a, double b, double c, double r) {
+  /* The sign of a * b + c - r for r = fma(a, b, c): Boldo and Muller's ErrFma writes
+     that error exactly as r2 + r3 with |r3| <= ulp(r2) / 2; this is r2. */
+  if (isinf(r) && isfinite(a) && isfinite(b) && isfinite(c))
+    return -r;
+  double u1 = a * b;
+  double u2 = fma(a, b, -u1);
+  double alpha1 = c + u2;
+  double alpha2 = two_sum_error(c, u2, alpha1);
+  double beta1 = u1 + alpha1;
+  double beta2 = two_sum_error(u1, alpha1, beta1);
+  return ((beta1 - r) + beta2) + alpha2;
+}""",
 }
-_DEPENDS: dict[str, list[str]] = {}
+_DEPENDS: dict[str, list[str]] = {"fma_error_double": ["two_sum_error"]}
 
 _FLOAT_TEMPLATES = {
     "add": ("float a, float b", "exact_for_float((double)a + (double)b, "
@@ -85,6 +99,8 @@ _DOUBLE_TEMPLATES = {
     "div": ("double a, double b", "a / b", "b < 0.0 ? -fma(-s, b, a) : fma(-s, b, a)", []),
     "rcp": ("double a", "1.0 / a", "a < 0.0 ? -fma(-s, a, 1.0) : fma(-s, a, 1.0)", []),
     "sqrt": ("double a", "sqrt(a)", "fma(-s, s, a)", []),
+    "fma": ("double a, double b, double c", "fma(a, b, c)", "fma_error_double(a, b, c, s)",
+            ["fma_error_double"]),
 }
 
 for _op, (_params, _exact, _deps) in _FLOAT_TEMPLATES.items():
@@ -125,6 +141,18 @@ static inline long brev_long(long x) {
     "ffs_long": "static inline int ffs_long(long x) {\n  return x == 0 ? 0 : (int)popcount(~x & (x - 1)) + 1;\n}",
     "sad_int": "static inline uint sad_int(int x, int y, uint z) {\n  return abs_diff(x, y) + z;\n}",
     "usad_int": "static inline uint usad_int(uint x, uint y, uint z) {\n  return abs_diff(x, y) + z;\n}",
+    # The low 24 bits of each operand (sign-extended for mul24), the low 32 bits of
+    # their product (PTX mul24.lo); OpenCL's mul24 is undefined outside 24 bits.
+    "mul24_int": """\
+static inline int mul24_int(int x, int y) {
+  uint a = as_uint(x << 8) >> 8 | (x & 0x800000 ? 0xff000000u : 0u);
+  uint b = as_uint(y << 8) >> 8 | (y & 0x800000 ? 0xff000000u : 0u);
+  return as_int(a * b);
+}""",
+    "umul24_int": """\
+static inline int umul24_int(uint x, uint y) {
+  return as_int((x & 0xffffffu) * (y & 0xffffffu));
+}""",
     # hadd / rhadd of unsigned operands (which the kernel holds as int).
     "uhadd_int": "static inline int uhadd_int(uint x, uint y) {\n  return as_int(hadd(x, y));\n}",
     "urhadd_int": "static inline int urhadd_int(uint x, uint y) {\n  return as_int(rhadd(x, y));\n}",

@@ -78,11 +78,13 @@ def _operands(dtype, n, seed):
                 (float(tiny), 0.5, 1e-30), (1e-30, 3.0, 1e-40)]
     for i, (x, y, z) in enumerate(specials):
         a[i], b[i], c[i] = x, y, z
+    k = len(specials)
+    c[k:k + 4] = -(a[k:k + 4] * b[k:k + 4])   # fma = the product's rounding error
     return a, b, c
 
 
 @triton.jit
-def float_rounding_kernel(a_ptr, b_ptr, c_ptr, out_ptr, N: tl.constexpr):
+def directed_rounding_kernel(a_ptr, b_ptr, c_ptr, out_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     a, b, c = tl.load(a_ptr + offs), tl.load(b_ptr + offs), tl.load(c_ptr + offs)
     results = (libdevice.add_rd(a, b), libdevice.add_ru(a, b), libdevice.add_rz(a, b),
@@ -105,17 +107,12 @@ def _directed_reference(op, mode, a, b, c, dtype):
     return round_directed(exact, mode, dtype)
 
 
-@pytest.mark.parametrize("dtype, ops", [
-    (np.float32, ("add", "sub", "mul", "div", "rcp", "sqrt", "fma")),
-    (np.float64, ("add", "sub", "mul", "div", "rcp", "sqrt")),
-])
-def test_directed_rounding_is_exact(dtype, ops):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_directed_rounding_is_exact(dtype):
+    ops = ("add", "sub", "mul", "div", "rcp", "sqrt", "fma")   # as the kernel computes them
     a, b, c = _operands(dtype, N, seed=7)
     out = torch.empty(len(ops) * 3 * N, dtype=torch.from_numpy(a).dtype)
-    kernel = float_rounding_kernel if dtype is np.float32 else double_rounding_kernel
-    args = (torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(c), out) if dtype is np.float32 \
-        else (torch.from_numpy(a), torch.from_numpy(b), out)
-    kernel[(1,)](*args, N=N)
+    directed_rounding_kernel[(1,)](torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(c), out, N=N)
     got = out.numpy().reshape(len(ops), 3, N)
     wrong = []
     for i, op in enumerate(ops):
@@ -125,20 +122,6 @@ def test_directed_rounding_is_exact(dtype, ops):
                 if not got[i, j, k] == want:
                     wrong.append(f"{op}_{mode}({a[k]!r}, {b[k]!r}, {c[k]!r}) = {got[i, j, k]!r}, want {want!r}")
     assert not wrong, f"{len(wrong)} wrong, e.g.\n" + "\n".join(wrong[:10])
-
-
-@triton.jit
-def double_rounding_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
-    offs = tl.arange(0, N)
-    a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
-    results = (libdevice.add_rd(a, b), libdevice.add_ru(a, b), libdevice.add_rz(a, b),
-               libdevice.sub_rd(a, b), libdevice.sub_ru(a, b), libdevice.sub_rz(a, b),
-               libdevice.mul_rd(a, b), libdevice.mul_ru(a, b), libdevice.mul_rz(a, b),
-               libdevice.div_rd(a, b), libdevice.div_ru(a, b), libdevice.div_rz(a, b),
-               libdevice.rcp_rd(b), libdevice.rcp_ru(b), libdevice.rcp_rz(b),
-               libdevice.sqrt_rd(tl.abs(a)), libdevice.sqrt_ru(tl.abs(a)), libdevice.sqrt_rz(tl.abs(a)))
-    for i in tl.static_range(len(results)):
-        tl.store(out_ptr + i * N + offs, results[i])
 
 
 # ---------------------------------------------------------------------------------------
@@ -290,7 +273,8 @@ def integer_kernel(a_ptr, b_ptr, s_ptr, la_ptr, lb_ptr, d_ptr, out_ptr, lout_ptr
             libdevice.brev(a), libdevice.ffs(a), libdevice.ffs(la),
             libdevice.sad(a, b, ub).to(tl.int32, bitcast=True),
             libdevice.sad(ua, ub, ua).to(tl.int32, bitcast=True), libdevice.byte_perm(a, b, s),
-            libdevice.double2hiint(d), libdevice.double2loint(d))
+            libdevice.double2hiint(d), libdevice.double2loint(d), libdevice.mul24(a, b),
+            libdevice.mul24(ua, ub).to(tl.int32, bitcast=True))
     for i in tl.static_range(len(ints)):
         tl.store(out_ptr + i * N + offs, ints[i])
     tl.store(lout_ptr + offs, libdevice.mulhi(la, lb))
@@ -312,6 +296,11 @@ def _ffs(v, bits):
     return (v & -v).bit_length()
 
 
+def _low24(v, signed):
+    v %= 2**24
+    return v - 2**24 if signed and v >= 2**23 else v
+
+
 def _byte_perm(x, y, s):
     data = (y % 2**32) << 32 | (x % 2**32)
     return sum(((data >> (8 * ((s >> (4 * i)) & 7))) & 0xFF) << (8 * i) for i in range(4))
@@ -327,7 +316,7 @@ def test_integer_and_bit_functions():
     lb = rng.integers(-2**63, 2**63 - 1, N, dtype=np.int64)
     la[0] = 0
     d = rng.standard_normal(N) * 1e10
-    out = torch.empty(13 * N, dtype=torch.int32)
+    out = torch.empty(15 * N, dtype=torch.int32)
     lout, dout = torch.empty(2 * N, dtype=torch.int64), torch.empty(N, dtype=torch.float64)
     integer_kernel[(1,)](*(torch.from_numpy(v) for v in (a, b, s, la, lb, d)), out, lout, dout, N=N)
     A, B, S, LA, LB = ([int(v) for v in arr] for arr in (a, b, s, la, lb))
@@ -339,8 +328,10 @@ def test_integer_and_bit_functions():
             [abs(x - y) + uy for x, y, uy in zip(A, B, UB)],
             [abs(x - y) + x for x, y in zip(UA, UB)],
             [_byte_perm(x, y, z) for x, y, z in zip(A, B, S)],
-            list(d.view(np.int32)[1::2]), list(d.view(np.int32)[0::2])]
-    np.testing.assert_array_equal(out.numpy().reshape(13, N),
+            list(d.view(np.int32)[1::2]), list(d.view(np.int32)[0::2]),
+            [_low24(x, True) * _low24(y, True) for x, y in zip(A, B)],
+            [_low24(x, False) * _low24(y, False) for x, y in zip(A, B)]]
+    np.testing.assert_array_equal(out.numpy().reshape(15, N),
                                   np.array([[_wrap32(v) for v in row] for row in want], dtype=np.int64))
     np.testing.assert_array_equal(lout.numpy()[:N], [(x * y) >> 64 for x, y in zip(LA, LB)])
     np.testing.assert_array_equal(lout.numpy()[N:].view(np.uint64),

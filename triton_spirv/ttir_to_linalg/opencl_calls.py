@@ -39,9 +39,9 @@ for _mode in ("rn", "rz", "rd", "ru"):
     for _op in ("add", "sub", "mul", "div", "rcp", "sqrt"):
         for _prefix in ("f", "d"):
             _HELPERS[f"{_prefix}{_op}_{_mode}"] = f"{_op}_{_mode}"
-    _HELPERS[f"fmaf_{_mode}"] = f"fma_{_mode}"
+    _HELPERS[f"fmaf_{_mode}"] = _HELPERS[f"fma_{_mode}"] = f"fma_{_mode}"
 for _name in ("llrint", "llround", "brev", "brevll", "ffs", "ffsll", "sad", "usad",
-              "uhadd", "urhadd", "byte_perm", "double2hiint", "double2loint", "hiloint2double",
+              "uhadd", "urhadd", "mul24", "umul24", "byte_perm", "double2hiint", "double2loint", "hiloint2double",
               "normcdf", "rhypot", "norm3d", "norm4d", "rnorm3d", "rnorm4d", "rcbrt"):
     _HELPERS[_name] = _name.removesuffix("ll") if _name in ("brevll", "ffsll") else _name
 
