@@ -128,9 +128,10 @@ static inline {T} tanh_{T}({T} x) {{
 
 _UNSIGNED_OF = {"float": "uint", "double": "ulong"}
 
-# Names a source variable must not take (vector min/max variants are unlikely).
-HELPER_NAMES = tuple(_FIXED) + tuple(LIBDEVICE_HELPERS) + tuple(f"{kind}_{t}" for kind in ("maximum", "minimum", "tanh")
-                                     for t in ("float", "double"))
+# Names a source variable must not take: every helper, vector widths included.
+HELPER_NAMES = tuple(_FIXED) + tuple(LIBDEVICE_HELPERS) + tuple(
+    f"{kind}_{t}{width}" for kind in ("maximum", "minimum", "tanh") for t in ("float", "double")
+    for width in ("", "2", "3", "4", "8", "16"))
 
 
 def helper_source(name: str) -> str:

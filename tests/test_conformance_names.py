@@ -123,3 +123,17 @@ def test_no_identifier_of_the_opencl_headers_is_handed_out():
     ("half_width", "half_width")])
 def test_name_table_renames_only_what_it_must(wanted, printed):
     assert NameTable().fresh(wanted) == printed
+
+
+def test_helper_names_are_not_handed_out():
+    from emitter_opencl.helpers import HELPER_NAMES
+    table = NameTable(reserved=set(HELPER_NAMES))
+    for name in ("tanh_float4", "maximum_double8", "div_rz_float", "exact_for_float"):
+        assert table.fresh(name) != name
+
+
+def test_hlo_kernels_named_like_opencl_words_are_prefixed():
+    from types import SimpleNamespace
+    from triton_spirv.hlo.compile import kernel_name
+    assert [kernel_name(SimpleNamespace(name=n)) for n in ("half", "dot", "fusion.1", "tanh")] \
+        == ["k_half", "k_dot", "fusion_1", "k_tanh"]
