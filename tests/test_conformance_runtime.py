@@ -108,3 +108,10 @@ def test_torch_style_device_helpers_of_the_device_interface():
     assert torch.equal(out, x)
     with pytest.raises(ValueError, match="index 1 does not exist"):
         di.device(1)
+
+
+def test_printf_fifo_size_hook_exists():
+    utils = triton.runtime.driver.active.utils
+    utils.set_printf_fifo_size(1 << 20)
+    with pytest.raises(ValueError, match="positive int"):
+        utils.set_printf_fifo_size(0)
