@@ -352,7 +352,7 @@ def _opencl_call(conv, op, symbol, args):
         found = opencl_calls.opencl_function(candidate)
         if found is not None:
             result_type = b.element_type(op.results[0].type)
-            return opencl_calls.call(conv, op, *found, args, result_type)
+            return opencl_calls.call(conv, *found, args, result_type)
     raise conv.error(op, f"extern function '{symbol}' has no OpenCL equivalent here")
 
 

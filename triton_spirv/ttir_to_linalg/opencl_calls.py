@@ -22,28 +22,33 @@ _BUILTINS = {
 # Conversions with a rounding mode: OpenCL's convert_T_rtX (saturating for float ->
 # integer, as CUDA's cvt is: out of range gives the limit, NaN gives 0).
 _ROUNDING = {"rn": "rte", "rz": "rtz", "rd": "rtn", "ru": "rtp"}
-_CONVERSION_TARGETS = {"int": "int_sat", "uint": "uint_sat", "ll": "long_sat",
-                       "ull": "ulong_sat", "float": "float", "double": "double"}
-for _src in ("float", "double", "int", "ll"):
-    for _dst, _c in _CONVERSION_TARGETS.items():
-        for _mode, _rtx in _ROUNDING.items():
+_INTEGER_TYPES = {"int": "int_sat", "uint": "uint_sat", "ll": "long_sat", "ull": "ulong_sat"}
+for _mode, _rtx in _ROUNDING.items():
+    for _src in ("float", "double"):
+        for _dst, _c in _INTEGER_TYPES.items():
             _BUILTINS[f"{_src}2{_dst}_{_mode}"] = f"convert_{_c}_{_rtx}"
+    _BUILTINS[f"double2float_{_mode}"] = f"convert_float_{_rtx}"
+    for _src in ("int", "ll"):
+        for _dst in ("float", "double"):
+            _BUILTINS[f"{_src}2{_dst}_{_mode}"] = f"convert_{_dst}_{_rtx}"
 
-# Helper families (helpers.py), completed with the operand's C type by the emitter.
+# Helper families (emitter_opencl/libdevice.py), completed with the C type of the first
+# operand by the emitter. (The _rn arithmetic is plain arith, see elementwise.py.)
 _HELPERS = {}
-for _src in ("uint", "ull"):   # unsigned sources need an unsigned C parameter
-    for _dst in ("float", "double"):
-        for _mode in _ROUNDING:
+for _mode in _ROUNDING:
+    for _src in ("uint", "ull"):   # unsigned sources need an unsigned C parameter
+        for _dst in ("float", "double"):
             _HELPERS[f"{_src}2{_dst}_{_mode}"] = f"{_src}2{_dst}_{_mode}"
-for _mode in ("rn", "rz", "rd", "ru"):
+for _mode in ("rz", "rd", "ru"):
     for _op in ("add", "sub", "mul", "div", "rcp", "sqrt"):
         for _prefix in ("f", "d"):
             _HELPERS[f"{_prefix}{_op}_{_mode}"] = f"{_op}_{_mode}"
     _HELPERS[f"fmaf_{_mode}"] = _HELPERS[f"fma_{_mode}"] = f"fma_{_mode}"
-for _name in ("llrint", "llround", "brev", "brevll", "ffs", "ffsll", "sad", "usad",
-              "uhadd", "urhadd", "mul24", "umul24", "byte_perm", "double2hiint", "double2loint", "hiloint2double",
+for _name in ("llrint", "llround", "brev", "ffs", "sad", "usad", "uhadd", "urhadd", "mul24",
+              "umul24", "byte_perm", "double2hiint", "double2loint", "hiloint2double",
               "normcdf", "rhypot", "norm3d", "norm4d", "rnorm3d", "rnorm4d", "rcbrt"):
-    _HELPERS[_name] = _name.removesuffix("ll") if _name in ("brevll", "ffsll") else _name
+    _HELPERS[_name] = _name
+_HELPERS.update(brevll="brev", ffsll="ffs")   # the long versions: brev_long, ffs_long
 
 
 def opencl_function(name: str):
@@ -55,7 +60,7 @@ def opencl_function(name: str):
     return None
 
 
-def call(conv, op, cname: str, helper: bool, args, result_type: ir.Type) -> ir.Value:
+def call(conv, cname: str, helper: bool, args, result_type: ir.Type) -> ir.Value:
     """`func.call` of a private declaration standing for `cname`."""
     types = [a.type for a in args]
     symbol = "opencl_" + cname + "_" + "_".join(str(t) for t in types + [result_type])
@@ -63,7 +68,7 @@ def call(conv, op, cname: str, helper: bool, args, result_type: ir.Type) -> ir.V
     if not any(ir.StringAttr(f.attributes["sym_name"]).value == symbol
                for f in module.body.operations):
         with ir.InsertionPoint.at_block_begin(module.body):
-            decl = func.FuncOp(symbol, ir.FunctionType.get(types, [result_type]),
+            func.FuncOp(symbol, ir.FunctionType.get(types, [result_type]),
                                visibility="private")
     result = func.CallOp([result_type], ir.FlatSymbolRefAttr.get(symbol), list(args)).result
     result.owner.attributes["opencl.call"] = ir.StringAttr.get(cname)
