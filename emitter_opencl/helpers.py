@@ -85,8 +85,8 @@ static inline {T} {name}_{T}({T} a, {T} b) {{
   return select(r, a + b, isnan(a) | isnan(b));
 }}"""
 
-# math.tanh: OpenCL's tanh is slow on CPU devices (PoCL: 5-8x this helper in
-# benchmarks/tanh.py), so float gets its own, within 1 ulp of the correctly rounded
+# math.tanh: OpenCL's tanh is slow on CPU devices (PoCL: 2-4x this helper in
+# benchmarks/tanh.py, and 0.99999994 even at infinity), so float gets its own, within 1 ulp of the correctly rounded
 # value (the same script checks it) and exactly +-1 wherever that value is +-1, so
 # that 1 - tanh(x)^2 is 0 in the tails as the derivative of tanh-based activations
 # needs. Branch-free, to vectorize: both halves are computed and one is picked.
