@@ -182,8 +182,7 @@ class KernelEmitter:
     # ------------------------------------------------------------------ driver
 
     def emit(self) -> EmittedKernel:
-        name = sanitize(ir.StringAttr(self.func.attributes["sym_name"]).value)
-        self.names.reserve(name)
+        name = self.names.kernel_name(ir.StringAttr(self.func.attributes["sym_name"]).value)
         params, arg_types = self._declare_params()
         hidden = self._declare_bounds_params(params) if self.bounds is not None else []
         local_bytes = self._declare_local_arrays()
@@ -540,6 +539,19 @@ class KernelEmitter:
         if width > 1 and name in UNSIGNED_RESULT:
             expr = f"as_{ctype}({expr})"
         self.define(op, result, expr, ctype)
+
+    def _opencl_call(self, op) -> None:
+        """func.call of a libdevice function that the converter mapped to an OpenCL
+        builtin or a helper family (triton_spirv/ttir_to_linalg/opencl_calls.py)."""
+        attrs = op.attributes
+        if "opencl.call" not in attrs:
+            raise error_at(op, "calls of functions are outside the memref-stage contract")
+        name = ir.StringAttr(attrs["opencl.call"]).value
+        if "opencl.helper" in attrs:
+            name = self.helpers.need(f"{name}_{self.ctype_of(op, op.operands[0])}")
+        args = ", ".join(self.operand(v, True) for v in op.operands)
+        result = op.results[0]
+        self.define(op, result, f"{name}({args})", self.ctype_of(op, result))
 
     def _mask_ctype(self, op, result: ir.Value) -> str:
         """C type of an i1 result: bool for scalars; for vectors the signed lane type
@@ -1019,6 +1031,7 @@ _HANDLERS: dict[str, Callable[[KernelEmitter, ir.OpView], None]] = {
     "vector.broadcast": KernelEmitter._vector_broadcast,
     "vector.splat": KernelEmitter._vector_broadcast,
     **{name: KernelEmitter._elementwise for name in ELEMENTWISE},
+    "func.call": KernelEmitter._opencl_call,
     **{name: KernelEmitter._cast for name in CAST_OPS},
 }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from . import fp8
+from .libdevice import LIBDEVICE_DEPENDS, LIBDEVICE_HELPERS
 
 _FIXED = {
     # f16 values live in float registers (devices need not support cl_khr_fp16);
@@ -106,23 +107,41 @@ static inline {T} {name}_{T}({T} a, {T} b) {{
   return select(r, a + b, isnan(a) | isnan(b));
 }}"""
 
-# math.tanh: OpenCL's tanh is exact but slow on CPU devices (PoCL: about 20x a
-# polynomial); for float this rational approximation (the one Eigen and XLA:CPU use,
-# absolute error below 1e-6) keeps elementwise kernels memory-bound. Doubles keep tanh.
+# math.tanh: OpenCL's tanh is slow on CPU devices (PoCL: 2-4x this helper in
+# benchmarks/tanh.py, and 0.99999994 even at infinity), so float gets its own, within 1 ulp of the correctly rounded
+# value (the same script checks it) and exactly +-1 wherever that value is +-1, so
+# that 1 - tanh(x)^2 is 0 in the tails as the derivative of tanh-based activations
+# needs. Branch-free, to vectorize: both halves are computed and one is picked.
 _TANH_FLOAT = """\
 static inline {T} tanh_{T}({T} x) {{
-  x = clamp(x, ({T})(-7.90531110763549805f), ({T})(7.90531110763549805f));
-  {T} x2 = x * x;
-  {T} p = fma(x2, ({T})(-2.76076847742355e-16f), ({T})(2.00018790482477e-13f));
-  p = fma(x2, p, ({T})(-8.60467152213735e-11f));
-  p = fma(x2, p, ({T})(5.12229709037114e-08f));
-  p = fma(x2, p, ({T})(1.48572235717979e-05f));
-  p = fma(x2, p, ({T})(6.37261928875436e-04f));
-  p = fma(x2, p, ({T})(4.89352455891786e-03f));
-  {T} q = fma(x2, ({T})(1.19825839466702e-06f), ({T})(1.18534705686654e-04f));
-  q = fma(x2, q, ({T})(2.26843463243900e-03f));
-  q = fma(x2, q, ({T})(4.89352518554385e-03f));
-  return x * p / q;
+  {T} a = fabs(x);
+  /* |x| < 0.9: a + a^3 P(a^2), P a least-squares fit in relative error. */
+  {T} a2 = a * a;
+  {T} p = fma(a2, ({T})(1.295281108e-03f), ({T})(-6.838821340e-03f));
+  p = fma(a2, p, ({T})(2.088465728e-02f));
+  p = fma(a2, p, ({T})(-5.371329188e-02f));
+  p = fma(a2, p, ({T})(1.333020627e-01f));
+  p = fma(a2, p, ({T})(-3.333320320e-01f));
+  {T} small = fma(a * a2, p, a);
+  /* Otherwise 1 - 2 / (e^(2|x|) + 1), |x| clamped to 9.5: the exact value rounds to
+     1 from 9.011 on. e^y = 2^k e^r with k = round(y / ln 2) (adding and subtracting
+     1.5 * 2^23 rounds to an integer), r = y - k ln 2 in [-ln2/2, ln2/2] (ln 2 split
+     in two so that k * ln2_hi is exact) and e^r a degree-7 Taylor polynomial. */
+  {T} y = 2.0f * clamp(a, ({T})(0.0f), ({T})(9.5f));
+  {T} k = (y * ({T})(1.44269504089f) + ({T})(12582912.0f)) - ({T})(12582912.0f);
+  {T} r = fma(k, ({T})(-0.693145751953125f), y);
+  r = fma(k, ({T})(-1.42860682030941723e-06f), r);
+  {T} e = fma(r, ({T})(1.98412698e-04f), ({T})(1.38888889e-03f));
+  e = fma(r, e, ({T})(8.33333333e-03f));
+  e = fma(r, e, ({T})(4.16666667e-02f));
+  e = fma(r, e, ({T})(1.66666667e-01f));
+  e = fma(r, e, ({T})(0.5f));
+  e = fma(r, e, ({T})(1.0f));
+  e = fma(r, e, ({T})(1.0f));
+  e = as_{T}(as_{I}(e) + (convert_{I}(k) << 23));   /* times 2^k */
+  {T} large = ({T})(1.0f) - ({T})(2.0f) / (e + ({T})(1.0f));
+  {T} t = a >= ({T})(0.9f) ? large : small;   /* NaN takes `small`, which keeps it */
+  return as_{T}(as_{I}(t) | (as_{I}(x) & ({I})(0x80000000)));   /* the sign of x */
 }}"""
 _TANH_DOUBLE = """\
 static inline {T} tanh_{T}({T} x) {{
@@ -131,19 +150,22 @@ static inline {T} tanh_{T}({T} x) {{
 
 _UNSIGNED_OF = {"float": "uint", "double": "ulong"}
 
-# Names a source variable must not take (vector min/max variants are unlikely).
-HELPER_NAMES = tuple(_FIXED) + tuple(f"{kind}_{t}" for kind in ("maximum", "minimum", "tanh")
-                                     for t in ("float", "double"))
+# Names a source variable must not take: every helper, vector widths included.
+HELPER_NAMES = tuple(_FIXED) + tuple(LIBDEVICE_HELPERS) + tuple(
+    f"{kind}_{t}{width}" for kind in ("maximum", "minimum", "tanh") for t in ("float", "double")
+    for width in ("", "2", "3", "4", "8", "16"))
 
 
 def helper_source(name: str) -> str:
     """C text of helper `name` (see `dependencies` for what it calls)."""
     if name in _FIXED:
         return _FIXED[name]
+    if name in LIBDEVICE_HELPERS:
+        return LIBDEVICE_HELPERS[name]
     tanh = re.fullmatch(r"tanh_(float|double)(\d*)", name)
     if tanh:
         template = _TANH_FLOAT if tanh.group(1) == "float" else _TANH_DOUBLE
-        return template.format(T=tanh.group(1) + tanh.group(2))
+        return template.format(T=tanh.group(1) + tanh.group(2), I="int" + tanh.group(2))
     match = re.fullmatch(r"(maximum|minimum)_(float|double)(\d*)", name)
     if not match:
         raise KeyError(name)
@@ -156,7 +178,7 @@ def helper_source(name: str) -> str:
 
 
 def dependencies(name: str) -> list[str]:
-    return _DEPENDS.get(name, [])
+    return _DEPENDS.get(name) or LIBDEVICE_DEPENDS.get(name, [])
 
 
 class HelperSet:

@@ -33,8 +33,11 @@ _Tensor = None
 def host_memory_range(value):
     """(address, byte count) of the host memory a pointer argument may reach.
 
-    Accepts torch CPU tensors and any object with `data_ptr()` (plus `nbytes`, or
-    `numel()` and `element_size()`, when it has no torch storage).
+    Accepts what Triton's own launchers accept as a pointer: torch CPU tensors, any
+    object with `data_ptr()` (sized by its torch storage, `nbytes`, `numel()` and
+    `element_size()`, or the tensor it wraps as `base`, like Triton's TensorWrapper
+    from `triton.reinterpret`), a raw address (int), and None or a `data_ptr()` of 0
+    as a null pointer (an empty range: the kernel gets a placeholder buffer).
     """
     if type(value) is _Tensor and value.is_cpu:
         storage = value.untyped_storage()
@@ -48,7 +51,9 @@ def _checked_host_memory_range(value):
     if _Tensor is None and "torch" in sys.modules:
         _Tensor = sys.modules["torch"].Tensor
     if value is None:
-        raise ArgumentProblem("is None; only arguments the kernel is specialised on (constexpr) may be None")
+        return 0, 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, _bytes_mapped_from(value)
     device = getattr(value, "device", None)
     if device is not None and getattr(device, "type", "cpu") != "cpu":
         raise ArgumentProblem(f"is on device {device}; OpenCL kernels take CPU tensors")
@@ -56,6 +61,11 @@ def _checked_host_memory_range(value):
         address = value.data_ptr()
     except AttributeError:
         raise ArgumentProblem(f"must be a tensor (an object with data_ptr()), got {type(value).__name__}") from None
+    if not isinstance(address, int):
+        raise ArgumentProblem(f"data_ptr() of {type(value).__name__} must return an int, "
+                              f"got {type(address).__name__}")
+    if address == 0:
+        return 0, 0
     return address, _bytes_reachable_from(value, address)
 
 
@@ -66,12 +76,28 @@ def _bytes_reachable_from(value, address):
         return storage.data_ptr() + storage.nbytes() - address
     if hasattr(value, "nbytes"):
         return int(value.nbytes)
-    try:
+    if hasattr(value, "numel") and hasattr(value, "element_size"):
         return int(value.numel()) * int(value.element_size())
-    except AttributeError:
-        raise ArgumentProblem(
-            f"has data_ptr() but no size: {type(value).__name__} needs untyped_storage(), nbytes "
-            "or numel() and element_size()") from None
+    base = getattr(value, "base", None)
+    if base is not None and base is not value and hasattr(base, "data_ptr"):
+        return _bytes_reachable_from(base, address)
+    # Triton's launchers need nothing but the address; the memory mapping that holds
+    # it is the most the kernel can reach.
+    return _bytes_mapped_from(address)
+
+
+def _bytes_mapped_from(address):
+    """Bytes from `address` to the end of the process memory mapping that holds it."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                start, end = (int(a, 16) for a in line.split(None, 1)[0].split("-"))
+                if start <= address < end:
+                    return end - address
+    except OSError:
+        raise ArgumentProblem(f"is a bare address ({address:#x}) with no size, and this system "
+                              "cannot tell how much memory follows it; pass a tensor") from None
+    raise ArgumentProblem(f"address {address:#x} is not in this process's memory")
 
 
 def _host_view(address, nbytes):

@@ -34,6 +34,19 @@ def set_device(device):
         raise ValueError(f"OpenCL device index {device} does not exist: the backend runs on one device, index 0")
 
 
+class device:
+    """`with torch.cuda.device(i):` as libraries write it; only index 0 exists."""
+
+    def __init__(self, device):
+        set_device(device)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def synchronize(device=None):
     get_device().synchronize()
 

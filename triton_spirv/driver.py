@@ -53,6 +53,14 @@ class OpenCLUtils:
         device_interface.set_device(device)  # rejects indices other than 0
         return dict(get_device().properties())
 
+    @staticmethod
+    def set_printf_fifo_size(size_bytes):
+        """What tl.device_print's documentation tells CUDA users to call when prints
+        get dropped. OpenCL has no call that sizes the printf buffer (the implementation
+        fixes it), so only the argument is checked."""
+        if not isinstance(size_bytes, int) or size_bytes <= 0:
+            raise ValueError(f"printf buffer size must be a positive int, got {size_bytes!r}")
+
 
 class OpenCLDriver(DriverBase):
     """Runs Triton kernels on the OpenCL device chosen by `get_device()`."""

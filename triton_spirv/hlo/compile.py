@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from emitter_opencl.names import is_reserved
+
 from .emitters import choose_emitter
 from .emitters.base import FusionBuilder, FusionReport, KernelPlan
 from .passes import run_passes
@@ -149,7 +151,7 @@ def _compile_fusion(name: str, computation, source_path: str | None,
             run_passes(plan.module, stages)
             emitted = emit_opencl(plan.module)
             check_kernel_fits(emitted, target.description)
-            kernels.append(CompiledKernel(plan.name, plan, emitted.source, emitted.arg_types,
+            kernels.append(CompiledKernel(emitted.name, plan, emitted.source, emitted.arg_types,
                                           emitted.local_size, emitted.local_mem_bytes,
                                           stages.texts if stages else {},
                                           stages.finish("cl") if stages else {}))
@@ -183,17 +185,7 @@ class _StageRecorder:
         return self.seconds
 
 
-# OpenCL C builtin functions an HLO instruction may be named after (`%dot`, `%tanh`):
-# a kernel of that name does not build under every OpenCL compiler (PoCL renames it).
-_CL_BUILTINS = frozenset("""
-dot cross length distance normalize fast_length fast_distance fast_normalize sign clamp
-mix step smoothstep degrees radians all any select bitselect shuffle shuffle2 mad hypot
-remainder remquo fract modf frexp ldexp nan sincos tanh tan sin cos exp log sqrt rsqrt
-abs max min floor ceil round trunc pow erf erfc atan2 fabs fmod fma clz popcount rotate
-upsample mul24 mad24 add_sat sub_sat hadd rhadd abs_diff convert barrier
-""".split())
-
-
 def kernel_name(instr) -> str:
     name = "".join(c if c.isalnum() else "_" for c in instr.name)
-    return f"k_{name}" if name in _CL_BUILTINS else name
+    # `%dot`, `%tanh`, `%half`: words that mean something to an OpenCL C compiler.
+    return f"k_{name}" if is_reserved(name) else name

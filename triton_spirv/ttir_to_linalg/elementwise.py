@@ -31,6 +31,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math
 
 from . import builders as b
+from . import opencl_calls
 from .values import Pointer, PointerTensor, Value
 
 # arith.cmpf / cmpi predicates
@@ -311,6 +312,7 @@ EXTERN_FUNCTIONS: Dict[str, Callable] = {
     "fadd_rn": arith.addf, "dadd_rn": arith.addf, "fsub_rn": arith.subf,
     "dsub_rn": arith.subf, "fmul_rn": arith.mulf, "dmul_rn": arith.mulf,
     "fmaf_rn": math.fma, "fma_rn": math.fma,
+    "powi": math.fpowi,
     "abs": math.absi, "llabs": math.absi, "clz": math.ctlz, "clzll": math.ctlz,
     "popc": math.ctpop, "popcll": math.ctpop,
     "umulhi": None, "umul64hi": None,
@@ -405,7 +407,7 @@ def extern_elementwise(conv, op, *args):
         return [fp8e4b15_extern(conv, op, symbol, *args)]
     name, fn = _extern_builder(symbol)
     if name is None:
-        raise conv.error(op, f"extern function '{symbol}' has no OpenCL equivalent here")
+        return [_opencl_call(conv, op, symbol, args)]
     if fn is None:
         return [_special_extern(name, conv, op, args)]
     result = fn(*args)
@@ -414,6 +416,17 @@ def extern_elementwise(conv, op, *args):
         raise conv.error(op, f"extern function '{symbol}' returns {result_type}, "
                              f"expected {result.type}")
     return [result]
+
+
+def _opencl_call(conv, op, symbol, args):
+    """A libdevice function that is an OpenCL builtin or one of the emitter's helpers."""
+    base = symbol.removeprefix("__nv_")
+    for candidate in (base, base.removesuffix("f")):
+        found = opencl_calls.opencl_function(candidate)
+        if found is not None:
+            result_type = b.element_type(op.results[0].type)
+            return opencl_calls.call(conv, *found, args, result_type)
+    raise conv.error(op, f"extern function '{symbol}' has no OpenCL equivalent here")
 
 
 SCALAR_BUILDERS: Dict[str, Callable] = {

@@ -64,12 +64,65 @@ def _reduce_into(conv, op, inputs, inits, axis, rank):
         *[b.element_type(v.type) for v in inputs + inits])
     elements, accs = list(block.arguments)[:count], list(block.arguments)[count:]
     combine = op.regions[0].blocks[0]
+    skip_nans = _is_arg_min_max(combine)
     with ir.InsertionPoint(block):
         # combine(acc..., element...): the accumulated values come first.
         for arg, value in zip(combine.arguments, accs + elements):
             conv.set(arg, Value(value))
-        conv.convert_region(combine, lambda results: linalg.YieldOp([r.value for r in results]))
+
+        def yield_results(results):
+            values = [r.value for r in results]
+            if skip_nans:
+                values = _skipping_nans(values, accs, elements)
+            linalg.YieldOp(values)
+
+        conv.convert_region(combine, yield_results)
     return list(generic.results)
+
+
+# arith.cmpf predicates of Triton's argmax (ogt) and argmin (olt) combines.
+_CMPF_OGT, _CMPF_OLT = 2, 4
+
+
+def _is_arg_min_max(combine: ir.Block) -> bool:
+    """True for the combine of tl.argmax / tl.argmin (and tl.max / tl.min with
+    return_indices): (value, index) pairs, both results `arith.select`s on one
+    condition that compares the two values with `>` or `<`."""
+    args = list(combine.arguments)
+    if len(args) != 4 or not isinstance(args[0].type, ir.FloatType) \
+            or not isinstance(args[1].type, ir.IntegerType):
+        return False
+    results = list(list(combine.operations)[-1].operands)
+    selects = [r.owner.operation for r in results if isinstance(r.owner, (ir.Operation, ir.OpView))]
+    if len(results) != 2 or len(selects) != 2 \
+            or any(s.name != "arith.select" for s in selects):
+        return False
+    condition = selects[0].operands[0]
+    if selects[1].operands[0] != condition:
+        return False
+    picks = [list(s.operands)[1:] for s in selects]
+    if picks != [[args[0], args[2]], [args[1], args[3]]]:
+        return False
+    return any(o.name == "arith.cmpf"
+               and ir.IntegerAttr(o.attributes["predicate"]).value in (_CMPF_OGT, _CMPF_OLT)
+               and list(o.operands) == [args[0], args[2]]
+               for o in (op.operation for op in combine.operations))
+
+
+def _skipping_nans(combined, accs, elements):
+    """argmax / argmin as Triton's interpreter computes them (np.nanargmax): NaNs are
+    skipped, so the result is the first extreme non-NaN value and its index (the
+    first element if all are NaN). A bare `>` fold would let a NaN element replace
+    the accumulator and the next element replace the NaN."""
+    from mlir.dialects import arith
+    acc_value, element_value = accs[0], elements[0]
+    acc_nan = arith.cmpf(arith.CmpFPredicate.UNO, acc_value, acc_value)
+    element_nan = arith.cmpf(arith.CmpFPredicate.UNO, element_value, element_value)
+    out = []
+    for result, acc, element in zip(combined, accs, elements):
+        result = arith.select(acc_nan, element, result)
+        out.append(arith.select(element_nan, acc, result))
+    return out
 
 
 def dot(conv, op):
