@@ -27,6 +27,7 @@ from . import shapes
 from . import atomics
 from . import debug
 from . import flat
+from .control_flow import ControlFlowError, lift_control_flow
 from .values import Converted, Pointer, PointerTensor, Value, flatten, rebuild
 
 
@@ -92,8 +93,15 @@ def carried_type(t: ir.Type) -> ir.Type:
 
 
 class KernelConverter:
-    def __init__(self, tt_func: ir.Operation, out_module: ir.Module):
+    def __init__(self, tt_func: ir.Operation, out_module: ir.Module,
+                 functions: Optional[Dict[str, ir.Operation]] = None):
         self.tt_func = tt_func
+        # Every tt.func of the TTIR module by name: the callees of tt.call.
+        self.functions = functions or {}
+        # While a callee is inlined: what its tt.return hands back to the tt.call, and the
+        # callees being inlined (a recursive call would never end).
+        self.return_sink: Optional[Callable] = None
+        self.active_calls: list = []
         self.name = ir.StringAttr(tt_func.attributes["sym_name"]).value
         self.out_module = out_module
         self.values: Dict[ir.Value, Converted] = {}
@@ -567,26 +575,71 @@ class KernelConverter:
     def scf_if(self, op):
         cond = self.get_value(op, op.operands[0]).value
         then_block = op.regions[0].blocks[0]
-        result_types = [carried_type(r.type) for r in op.results]
         has_else = len(op.regions[1].blocks) > 0
-        # Tensor results are not yielded: each branch stores its tile into one buffer made
-        # before the scf.if, read back after it. Yielding tiles would make bufferization
-        # return a different buffer from each branch, which the memref stage cannot hold.
-        buffers = [memory.tile_buffer(b.shape_of(t), b.element_type(t)) if b.is_tensor(t)
-                   else None for t in result_types]
-        if_op = scf.IfOp(cond, [t for t, m in zip(result_types, buffers) if m is None],
-                         has_else=has_else)
-        templates = self._branch_templates(op, then_block)
+        buffers, templates, yielded_types = self._branch_results(op, then_block)
+        if_op = scf.IfOp(cond, yielded_types, has_else=has_else)
         with ir.InsertionPoint(if_op.then_block):
             self._convert_region_body(op, then_block, templates, buffers=buffers)
         if has_else:
             with ir.InsertionPoint(if_op.else_block):
                 self._convert_region_body(op, op.regions[1].blocks[0], templates,
                                           buffers=buffers)
-        yielded = iter(if_op.results)
+        self._bind_branch_results(op, buffers, templates, if_op.results)
+
+    def _branch_results(self, op, sample_block):
+        """How the results of a branching op (scf.if, scf.index_switch) travel.
+
+        Tensor results are not yielded: each branch stores its tile into one buffer made
+        before the op, read back after it. Yielding tiles would make bufferization return
+        a different buffer from each branch, which the memref stage cannot hold.
+        -> (buffer or None per result, templates, types of the results still yielded)"""
+        result_types = [carried_type(r.type) for r in op.results]
+        buffers = [memory.tile_buffer(b.shape_of(t), b.element_type(t)) if b.is_tensor(t)
+                   else None for t in result_types]
+        templates = self._branch_templates(op, sample_block)
+        return buffers, templates, [t for t, m in zip(result_types, buffers) if m is None]
+
+    def _bind_branch_results(self, op, buffers, templates, yielded_results):
+        yielded = iter(yielded_results)
         for old, buffer, t in zip(op.results, buffers, templates):
             value = memory.as_tensor(buffer) if buffer is not None else next(yielded)
             self.set(old, rebuild(t, [value]))
+
+    def scf_index_switch(self, op):
+        """scf.index_switch (lift-cf-to-scf makes one where several paths leave a function
+        through one exit) -> a chain of scf.if, one per case, the default in the last
+        else."""
+        selector = self.get_value(op, op.operands[0]).value
+        cases = list(ir.DenseI64ArrayAttr(op.attributes["cases"]))
+        default_block = op.regions[0].blocks[0]
+        case_blocks = [region.blocks[0] for region in list(op.regions)[1:]]
+        buffers, templates, yielded_types = self._branch_results(
+            op, case_blocks[0] if case_blocks else default_block)
+
+        def convert(block):
+            self._convert_region_body(op, block, templates, buffers=buffers)
+
+        def chain(i):
+            """scf.if for cases[i:], built at the current insertion point."""
+            cond = arith.cmpi(arith.CmpIPredicate.eq, selector, b.const_index(cases[i]))
+            if_op = scf.IfOp(cond, yielded_types, has_else=True)
+            with ir.InsertionPoint(if_op.then_block):
+                convert(case_blocks[i])
+            with ir.InsertionPoint(if_op.else_block):
+                if i + 1 == len(cases):
+                    convert(default_block)
+                else:
+                    scf.YieldOp(list(chain(i + 1).results))
+            return if_op
+
+        if not cases:
+            execute = scf.ExecuteRegionOp(yielded_types)
+            with ir.InsertionPoint(execute.regions[0].blocks.append()):
+                convert(default_block)
+            results = execute.results
+        else:
+            results = chain(0).results
+        self._bind_branch_results(op, buffers, templates, results)
 
     def _branch_templates(self, op, then_block):
         """What each scf.if result is; pointers take their buffer from the then-branch's
@@ -647,10 +700,9 @@ class KernelConverter:
         with ir.InsertionPoint(after_block):
             for old, new, t in zip(after.arguments, after_block.arguments, after_templates):
                 self.set(old, rebuild(t, [new]))
-            # Yielded tiles go into the buffers that flowed in (bufferization wants the
-            # yielded values equivalent to the loop arguments).
             self._convert_region_body(op, after, inits,
-                                      destinations=list(after_block.arguments))
+                                      destinations=_while_destinations(
+                                          before, condition, after_block))
         for old, new, t in zip(op.results, while_op.results, after_templates):
             self.set(old, rebuild(t, [new]))
 
@@ -663,9 +715,38 @@ class KernelConverter:
         return Pointer(buffer, None) if not b.is_tensor(t) else PointerTensor(buffer, None)
 
     def tt_return(self, op):
+        if self.return_sink is not None:
+            self.return_sink([self.get(v) for v in op.operands])
+            return
         if len(op.operands):
             raise self.error(op, "a kernel cannot return values")
         func.ReturnOp([])
+
+    def call(self, op):
+        """tt.call (a `noinline` function Triton kept): the callee's body is converted in
+        place, its arguments bound to the call's operands (tensors and pointers alike);
+        the values its tt.return hands back become the call's results. The memref stage has
+        no calls (docs/memref-stage.md), so every call is inlined here."""
+        name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        callee = self.functions.get(name)
+        if callee is None or not callee.regions[0].blocks:
+            raise self.error(op, f"call of function '{name}', which the module does not define")
+        if name in self.active_calls:
+            raise self.error(op, f"recursive call of function '{name}' is not supported")
+        body = callee.regions[0].blocks[0]
+        for arg, operand in zip(body.arguments, op.operands):
+            self.set(arg, self.get(operand))
+        returned = []
+        saved_return, saved_yield = self.return_sink, self.yield_sink
+        self.return_sink, self.yield_sink = returned.extend, None
+        self.active_calls.append(name)
+        try:
+            self.convert_block(body)
+        finally:
+            self.active_calls.pop()
+            self.return_sink, self.yield_sink = saved_return, saved_yield
+        for old, new in zip(op.results, returned):
+            self.set(old, new)
 
     def poison(self, op):
         # ub.poison only feeds unreachable code after Triton's passes; any value will do.
@@ -685,10 +766,44 @@ class KernelConverter:
         """Ops that carry hints only (tt.assume)."""
 
 
+def _while_destinations(before: ir.Block, condition, after_block: ir.Block) -> list:
+    """Where the after region of an scf.while puts each value it yields: a yielded tile
+    goes into the buffer that flowed in (bufferization wants the yielded values equivalent
+    to the loop arguments), which is the after region's argument at the same position
+    when scf.condition passed the before region's argument there unchanged. Other
+    positions (the two regions need not carry the same values) have none."""
+    passed = list(condition.operands)[1:]
+    after_args = list(after_block.arguments)
+    return [after_args[i] if i < len(passed) and passed[i] == arg else None
+            for i, arg in enumerate(before.arguments)]
+
+
 def _copy_into(value: ir.Value, destination) -> ir.Value:
-    if destination is None or value == destination or not b.is_tensor(value.type):
+    if destination is None or not b.is_tensor(value.type) or _already_in(value, destination):
         return value
     return bufferization.MaterializeInDestinationOp(value.type, value, destination).result
+
+
+def _already_in(value: ir.Value, destination: ir.Value) -> bool:
+    """Whether `value` is `destination` updated in place: the result of an inner loop
+    that carried `destination` (nested loops around one accumulator), of a copy into it,
+    or the value itself. Copying such a value into `destination` again would read the
+    buffer after the inner loop overwrote it, which one-shot bufferization reports as a
+    read-after-write conflict."""
+    seen = 0
+    while value != destination and seen < 1000:
+        seen += 1
+        owner = value.owner if isinstance(value, ir.OpResult) else None
+        if owner is None:
+            return False
+        if owner.name == "scf.for":
+            # results follow (lb, ub, step, inits...)
+            value = owner.operands[3 + ir.OpResult(value).result_number]
+        elif owner.name == "bufferization.materialize_in_destination":
+            value = owner.operands[1]
+        else:
+            return False
+    return value == destination
 
 
 def _is_i1(t: ir.Type) -> bool:
@@ -721,6 +836,7 @@ HANDLERS: Dict[str, Callable] = {
     "tt.load": KernelConverter.load,
     "tt.store": KernelConverter.store,
     "tt.return": KernelConverter.tt_return,
+    "tt.call": KernelConverter.call,
     "tt.assume": KernelConverter.ignore,
     "llvm.intr.assume": KernelConverter.ignore,  # tl.assume: a hint only
     "tt.int_to_ptr": KernelConverter.int_to_ptr,
@@ -729,6 +845,7 @@ HANDLERS: Dict[str, Callable] = {
     "scf.for": KernelConverter.scf_for,
     "scf.if": KernelConverter.scf_if,
     "scf.while": KernelConverter.scf_while,
+    "scf.index_switch": KernelConverter.scf_index_switch,
     "scf.yield": KernelConverter.region_return,
     "tt.reduce": reductions.reduce,
     "tt.reduce.return": KernelConverter.region_return,
@@ -749,14 +866,21 @@ def convert_ttir(ttir_module: ir.Module) -> ir.Module:
     The result lives in the same MLIR context and passes the verifier.
     """
     with ttir_module.context, ir.Location.unknown():
+        try:
+            lift_control_flow(ttir_module)
+        except ControlFlowError as err:
+            raise ConversionError(str(err)) from None
         out = ir.Module.create()
         kernels = [op.operation for op in ttir_module.body.operations
                    if op.operation.name == "tt.func"
                    and _visibility(op.operation) != "private"]
         if not kernels:
             raise ConversionError("the TTIR module has no public tt.func kernel")
+        functions = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+                     for op in ttir_module.body.operations
+                     if op.operation.name == "tt.func"}
         for kernel in kernels:
-            KernelConverter(kernel, out).convert()
+            KernelConverter(kernel, out, functions).convert()
         try:
             out.operation.verify()
         except ir.MLIRError as err:
