@@ -78,19 +78,25 @@ def _rmw_one(kind, buffer, offset, value, mask):
     return memory._guarded(mask, do, lambda: memory.zero(elem), elem)
 
 
-def _cas_one(buffer, offset, cmp, value, mask=None):
+def _cas_one(buffer, offset, cmp, value, int_type=None):
+    """Compare-and-swap of one element; with `int_type`, on the integer bit patterns of
+    a float buffer (a pointer Triton bitcast: `cmp`, `value` and the result are bits)."""
     elem = memory.buffer_element_type(buffer)
     generic = memref.GenericAtomicRMWOp(elem, buffer, [_index(offset)])
     block = generic.regions[0].blocks.append(elem)
     with ir.InsertionPoint(block):
         current = block.arguments[0]
-        if isinstance(elem, ir.FloatType):
+        new = value
+        if int_type is not None:
+            same = arith.cmpi(0, arith.bitcast(int_type, current), cmp)
+            new = arith.bitcast(elem, value)
+        elif isinstance(elem, ir.FloatType):
             bits = ir.IntegerType.get_signless(ir.FloatType(elem).width)
             same = arith.cmpi(0, arith.bitcast(bits, current), arith.bitcast(bits, cmp))
         else:
             same = arith.cmpi(0, current, cmp)
-        memref.AtomicYieldOp(arith.select(same, value, current))
-    return generic.result
+        memref.AtomicYieldOp(arith.select(same, new, current))
+    return generic.result if int_type is None else arith.bitcast(int_type, generic.result)
 
 
 def _each_element(conv, op, ptr: PointerTensor, operands, one, elem=None):
@@ -146,13 +152,13 @@ def atomic_cas(conv, op):
     cmp, value = _operand(conv, op, 1), _operand(conv, op, 2)
     if not isinstance(ptr, (Pointer, PointerTensor)):
         raise conv.error(op, "atomic on a value that is not a pointer")
-    if op.operands[0] in conv.reinterpreted:
-        raise conv.error(op, "atomic_cas through a reinterpreted pointer is not supported")
+    int_type = conv.reinterpreted.get(op.operands[0])
     if isinstance(ptr, Pointer):
-        result = _cas_one(ptr.buffer, ptr.offset, cmp, value)
+        result = _cas_one(ptr.buffer, ptr.offset, cmp, value, int_type)
     else:
         result = _each_element(conv, op, ptr, [cmp, value],
-                               lambda off, c, v: _cas_one(ptr.buffer, off, c, v))
+                               lambda off, c, v: _cas_one(ptr.buffer, off, c, v, int_type),
+                               int_type)
     conv.set(op.results[0], Value(result))
 
 

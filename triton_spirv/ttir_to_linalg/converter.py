@@ -28,7 +28,8 @@ from . import atomics
 from . import debug
 from . import flat
 from .control_flow import ControlFlowError, lift_control_flow
-from .values import Converted, Pointer, PointerTensor, Value, flatten, rebuild
+from . import choices
+from .values import Converted, Pointer, PointerChoice, PointerTensor, Value, flatten, rebuild
 
 
 class ConversionError(Exception):
@@ -204,6 +205,10 @@ class KernelConverter:
             handler = KernelConverter.elementwise
         if handler is None:
             raise self.error(op, f"unsupported operation '{op.name}'")
+        if op.name not in CHOICE_AWARE and any(
+                isinstance(self.values.get(v), PointerChoice) for v in op.operands):
+            raise self.error(op, f"'{op.name}' on a pointer that selects between different "
+                                 f"buffers is not supported (loads and stores are)")
         with op.location:
             handler(self, op)
 
@@ -254,11 +259,12 @@ class KernelConverter:
     def splat(self, op):
         src = self.get(op.operands[0])
         shape = b.shape_of(op.results[0].type)
+        if isinstance(src, PointerChoice):
+            self.set(op.results[0],
+                     choices.map_options(src, lambda p: _splat_pointer(p, shape)))
+            return
         if isinstance(src, Pointer):
-            offsets = Value(b.splat(src.offset, shape),
-                            affine=analysis.uniform(b.to_index(src.offset), len(shape)),
-                            splat_of=src.offset)
-            self.set(op.results[0], PointerTensor(src.buffer, offsets))
+            self.set(op.results[0], _splat_pointer(src, shape))
             return
         self.set_splat(op.results[0], src.value, shape)
 
@@ -272,10 +278,19 @@ class KernelConverter:
         """Applies a shape op to numbers, masks and pointer offsets alike."""
         src = self.get(op.operands[0])
         out_type = op.results[0].type
-        if isinstance(src, PointerTensor):
-            offsets_type = ir.RankedTensorType.get(b.shape_of(out_type), b.i64())
-            offsets = self._map_value(op, src.offsets, offsets_type, build, affine_fn, box_fn)
-            self.set(op.results[0], PointerTensor(src.buffer, offsets))
+        shape = b.shape_of(out_type)
+
+        def map_pointers(p):
+            offsets_type = ir.RankedTensorType.get(shape, b.i64())
+            offsets = self._map_value(op, p.offsets, offsets_type, build, affine_fn, box_fn)
+            return PointerTensor(p.buffer, offsets)
+
+        if isinstance(src, PointerChoice):
+            which_type = ir.RankedTensorType.get(shape, ir.IntegerType.get_signless(32))
+            self.set(op.results[0], choices.map_options(
+                src, map_pointers, lambda which: build(which, which_type)))
+        elif isinstance(src, PointerTensor):
+            self.set(op.results[0], map_pointers(src))
         else:
             self.set(op.results[0], self._map_value(op, src, out_type, build, affine_fn, box_fn))
 
@@ -331,35 +346,24 @@ class KernelConverter:
     def addptr(self, op):
         ptr = self.get(op.operands[0])
         offset = self.get_value(op, op.operands[1])
-        if isinstance(ptr, Pointer):
-            delta = b.cast_int(offset.value, b.i64())
-            self.set(op.results[0], Pointer(ptr.buffer, arith.addi(ptr.offset, delta)))
-            return
-        shape = ptr.shape
-        rank = len(shape)
-        offsets_type = ir.RankedTensorType.get(shape, b.i64())
-        width = b.int_width(b.element_type(offset.type))
+        if isinstance(ptr, PointerChoice):
+            self.set(op.results[0], choices.map_options(ptr, lambda p: _add_offset(p, offset)))
+        else:
+            self.set(op.results[0], _add_offset(ptr, offset))
 
-        def body(p, o, _out):
-            return [arith.addi(p, b.cast_int(o, b.i64()) if width != 64 else o)]
-
-        value = b.generic([ptr.offsets.value, offset.value], b.parallel_maps(rank, 2),
-                          [offsets_type], body)[0]
-        lhs = analysis.affine_of(ptr.offsets, rank)
-        rhs = analysis.affine_of(offset, rank)
-        affine = analysis.affine_add(lhs, rhs) if lhs is not None and rhs is not None else None
-        self.set(op.results[0], PointerTensor(ptr.buffer, Value(value, affine=affine)))
+    # -- loads and stores -----------------------------------------------------------------
 
     def load(self, op):
         ptr = self.get(op.operands[0])
         mask = self.get_value(op, op.operands[1]) if len(op.operands) > 1 else None
         other = self.get_value(op, op.operands[2]) if len(op.operands) > 2 else None
-        if isinstance(ptr, Pointer):
-            value = memory.scalar_load(ptr, mask.value if mask else None,
-                                       other.value if other else None)
-            self.set(op.results[0], Value(value))
-            return
-        self.set(op.results[0], Value(self._tensor_load(ptr, mask, other)))
+        if isinstance(ptr, PointerChoice):
+            value = choices.load(ptr, mask, other, _scalar_load, self._tensor_load)
+        elif isinstance(ptr, Pointer):
+            value = _scalar_load(ptr, mask.value if mask else None, other)
+        else:
+            value = self._tensor_load(ptr, mask, other)
+        self.set(op.results[0], Value(value))
 
     def _tensor_load(self, ptr: PointerTensor, mask: Optional[Value], other: Optional[Value]):
         rank = len(ptr.shape)
@@ -375,9 +379,14 @@ class KernelConverter:
         ptr = self.get(op.operands[0])
         value = self.get_value(op, op.operands[1])
         mask = self.get_value(op, op.operands[2]) if len(op.operands) > 2 else None
-        if isinstance(ptr, Pointer):
-            memory.scalar_store(ptr, value.value, mask.value if mask else None)
-            return
+        if isinstance(ptr, PointerChoice):
+            choices.store(ptr, value, mask, _scalar_store, self._tensor_store)
+        elif isinstance(ptr, Pointer):
+            _scalar_store(ptr, value, mask.value if mask else None)
+        else:
+            self._tensor_store(ptr, value, mask)
+
+    def _tensor_store(self, ptr: PointerTensor, value: Value, mask: Optional[Value]):
         rank = len(ptr.shape)
         affine = analysis.affine_of(ptr.offsets, rank)
         if affine is not None and (mask is None or mask.box is not None):
@@ -451,12 +460,15 @@ class KernelConverter:
         if op.name != "arith.select":
             raise self.error(op, f"'{op.name}' on pointers is not supported")
         cond, x, y = operands
-        if x.buffer != y.buffer:
-            raise self.error(op, "selecting between pointers into different buffers is not "
-                                 "supported")
+        if isinstance(x, PointerChoice) or isinstance(y, PointerChoice) or x.buffer != y.buffer:
+            self.set(op.results[0], choices.select(self, cond, x, y, self._select_in_buffer))
+        else:
+            self.set(op.results[0], self._select_in_buffer(cond, x, y))
+
+    def _select_in_buffer(self, cond: Value, x, y):
+        """arith.select between two pointers into one buffer: a select of offsets."""
         if isinstance(x, Pointer):
-            self.set(op.results[0], Pointer(x.buffer, arith.select(cond.value, x.offset, y.offset)))
-            return
+            return Pointer(x.buffer, arith.select(cond.value, x.offset, y.offset))
         shape = x.shape
         otype = ir.RankedTensorType.get(shape, b.i64())
         inputs = [v for v in (cond.value, x.offsets.value, y.offsets.value)]
@@ -469,7 +481,7 @@ class KernelConverter:
 
         value = b.generic(tensor_inputs, b.parallel_maps(len(shape), len(tensor_inputs)),
                           [otype], body)[0]
-        self.set(op.results[0], PointerTensor(x.buffer, Value(value)))
+        return PointerTensor(x.buffer, Value(value))
 
     # -- control flow ---------------------------------------------------------------------
 
@@ -485,6 +497,7 @@ class KernelConverter:
     def _scf_for(self, op, keep_blocks: bool):
         lb, ub, step = (self.get_value(op, v).value for v in list(op.operands)[:3])
         inits = [self.get(v) for v in list(op.operands)[3:]]
+        self._check_no_choice_carried(op, inits)
         carried = [self._block_carry(init) if keep_blocks else None for init in inits]
         flat_inits = [b.as_index(c.base) if c is not None else v
                       for init, c in zip(inits, carried) for v in flatten(init)]
@@ -503,6 +516,11 @@ class KernelConverter:
             raise
         for old, new, init, c in zip(op.results, loop.results, inits, carried):
             self.set(old, self._uncarry(init, c, new))
+
+    def _check_no_choice_carried(self, op, inits):
+        if any(isinstance(init, PointerChoice) for init in inits):
+            raise self.error(op, "a loop carries a pointer that selects between different "
+                                 "buffers; not supported (select the pointer inside the loop)")
 
     @staticmethod
     def _block_carry(init):
@@ -544,6 +562,9 @@ class KernelConverter:
         def on_return(yielded):
             flat = []
             for got, want, affine in zip(yielded, templates, carried):
+                if isinstance(want, PointerChoice):
+                    flat.extend(flatten(_as_branch_choice(got, want)))
+                    continue
                 if type(got) is not type(want) or (
                         not isinstance(want, Value) and got.buffer != want.buffer):
                     raise self.error(op, "a loop or branch yields a pointer into a different "
@@ -576,7 +597,8 @@ class KernelConverter:
         cond = self.get_value(op, op.operands[0]).value
         then_block = op.regions[0].blocks[0]
         has_else = len(op.regions[1].blocks) > 0
-        buffers, templates, yielded_types = self._branch_results(op, then_block)
+        buffers, templates, yielded_types = self._branch_results(
+            op, [region.blocks[0] for region in op.regions if len(region.blocks)])
         if_op = scf.IfOp(cond, yielded_types, has_else=has_else)
         with ir.InsertionPoint(if_op.then_block):
             self._convert_region_body(op, then_block, templates, buffers=buffers)
@@ -586,24 +608,27 @@ class KernelConverter:
                                           buffers=buffers)
         self._bind_branch_results(op, buffers, templates, if_op.results)
 
-    def _branch_results(self, op, sample_block):
+    def _branch_results(self, op, blocks):
         """How the results of a branching op (scf.if, scf.index_switch) travel.
 
         Tensor results are not yielded: each branch stores its tile into one buffer made
         before the op, read back after it. Yielding tiles would make bufferization return
         a different buffer from each branch, which the memref stage cannot hold.
         -> (buffer or None per result, templates, types of the results still yielded)"""
-        result_types = [carried_type(r.type) for r in op.results]
+        templates = self._branch_templates(op, blocks)
+        result_types = [t for r, template in zip(op.results, templates)
+                        for t in _carried_types(r.type, template)]
         buffers = [memory.tile_buffer(b.shape_of(t), b.element_type(t)) if b.is_tensor(t)
                    else None for t in result_types]
-        templates = self._branch_templates(op, sample_block)
         return buffers, templates, [t for t, m in zip(result_types, buffers) if m is None]
 
     def _bind_branch_results(self, op, buffers, templates, yielded_results):
         yielded = iter(yielded_results)
-        for old, buffer, t in zip(op.results, buffers, templates):
-            value = memory.as_tensor(buffer) if buffer is not None else next(yielded)
-            self.set(old, rebuild(t, [value]))
+        values = iter(memory.as_tensor(buffer) if buffer is not None else next(yielded)
+                      for buffer in buffers)
+        for old, t in zip(op.results, templates):
+            count = len(_carried_types(old.type, t))
+            self.set(old, rebuild(t, [next(values) for _ in range(count)]))
 
     def scf_index_switch(self, op):
         """scf.index_switch (lift-cf-to-scf makes one where several paths leave a function
@@ -614,7 +639,7 @@ class KernelConverter:
         default_block = op.regions[0].blocks[0]
         case_blocks = [region.blocks[0] for region in list(op.regions)[1:]]
         buffers, templates, yielded_types = self._branch_results(
-            op, case_blocks[0] if case_blocks else default_block)
+            op, case_blocks + [default_block])
 
         def convert(block):
             self._convert_region_body(op, block, templates, buffers=buffers)
@@ -641,39 +666,55 @@ class KernelConverter:
             results = chain(0).results
         self._bind_branch_results(op, buffers, templates, results)
 
-    def _branch_templates(self, op, then_block):
-        """What each scf.if result is; pointers take their buffer from the then-branch's
-        yielded value (defined outside the branch, or built from such a value)."""
-        terminator = list(then_block.operations)[-1]
+    def _branch_templates(self, op, blocks):
+        """What each result of a branching op is; pointers take their buffers from the
+        values the branches yield (defined outside the branch, or built from such values).
+        A pointer that comes from different buffers in different branches is a
+        `PointerChoice` over all of them."""
+        terminators = [list(block.operations)[-1] for block in blocks]
         templates = []
         for i, r in enumerate(op.results):
             if not is_pointer_type(r.type):
                 templates.append(Value(r))  # only the kind matters
                 continue
-            buffer = self._buffer_of(terminator.operands[i])
-            if buffer is None:
+            buffers = choices.union(*[self._buffers_of(t.operands[i]) for t in terminators])
+            if not buffers:
                 raise self.error(op, "cannot tell which buffer a pointer chosen by scf.if "
                                      "points into")
-            templates.append(Pointer(buffer, None) if not b.is_tensor(r.type)
-                             else PointerTensor(buffer, None))
+            kind = PointerTensor if b.is_tensor(r.type) else Pointer
+            options = [kind(buffer, None) for buffer in buffers]
+            templates.append(options[0] if len(options) == 1 else PointerChoice(options, None))
         return templates
 
-    def _buffer_of(self, v: ir.Value):
-        """The kernel buffer a TTIR pointer value points into, by walking its definition."""
-        seen = 0
-        while seen < 1000:
-            seen += 1
+    def _buffers_of(self, v: ir.Value) -> list:
+        """The kernel buffers a TTIR pointer value may point into, by walking its
+        definition (selects and scf.if take the buffers of every value they choose from)."""
+        for _ in range(1000):
             if v in self.values:
-                c = self.values[v]
-                return getattr(c, "buffer", None)
+                return choices.buffers_of(self.values[v])
             owner = v.owner
             if isinstance(owner, ir.Block) or not owner.operands:
-                return None
-            v = owner.operation.operands[0]
-        return None
+                return []
+            owner = owner.operation
+            if owner.name == "arith.select":
+                return choices.union(self._buffers_of(owner.operands[1]),
+                                     self._buffers_of(owner.operands[2]))
+            if owner.name == "scf.if":
+                i = ir.OpResult(v).result_number
+                return choices.union(*[
+                    self._buffers_of(list(region.blocks[0].operations)[-1].operands[i])
+                    for region in owner.regions if len(region.blocks)])
+            v = owner.operands[0]
+        return []
+
+    def _buffer_of(self, v: ir.Value):
+        """The one kernel buffer a TTIR pointer value points into (None if unknown)."""
+        buffers = self._buffers_of(v)
+        return buffers[0] if len(buffers) == 1 else None
 
     def scf_while(self, op):
         inits = [self.get(v) for v in op.operands]
+        self._check_no_choice_carried(op, inits)
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
         condition = list(before.operations)[-1]
         flat_inits = [v for init in inits for v in flatten(init)]
@@ -691,6 +732,7 @@ class KernelConverter:
             self.yield_sink = saved
             cond = self.get_value(op, condition.operands[0]).value
             passed = [self.get(v) for v in list(condition.operands)[1:]]
+            self._check_no_choice_carried(op, passed)
             # What the after region and the results are: like the values passed on
             # (pointers keep the buffer they point into).
             after_templates = [rebuild(p, [None]) if not isinstance(p, Value) else Value(None)
@@ -766,6 +808,61 @@ class KernelConverter:
         """Ops that carry hints only (tt.assume)."""
 
 
+def _carried_types(ttir_type: ir.Type, template) -> list:
+    """The types of the values that carry a result of `ttir_type` (see values.flatten)."""
+    if not isinstance(template, PointerChoice):
+        return [carried_type(ttir_type)]
+    i32 = ir.IntegerType.get_signless(32)
+    which = ir.RankedTensorType.get(b.shape_of(ttir_type), i32) if b.is_tensor(ttir_type) \
+        else i32
+    return [which] + [carried_type(ttir_type)] * len(template.options)
+
+
+def _as_branch_choice(got, want: PointerChoice) -> PointerChoice:
+    """A pointer a branch yields, as the choice `want` its op results in (tensors of
+    pointers carry a tensor `which`)."""
+    choice = choices.as_choice(got, want.buffers)
+    if isinstance(want.options[0], PointerTensor) and not b.is_tensor(choice.which.type):
+        choice = PointerChoice(choice.options, b.splat(choice.which, choice.options[0].shape))
+    return choice
+
+
+def _scalar_load(ptr: Pointer, mask: Optional[ir.Value], other: Optional[Value]) -> ir.Value:
+    return memory.scalar_load(ptr, mask, other.value if other else None)
+
+
+def _scalar_store(ptr: Pointer, value: Value, mask: Optional[ir.Value]) -> None:
+    memory.scalar_store(ptr, value.value, mask)
+
+
+def _splat_pointer(ptr: Pointer, shape) -> PointerTensor:
+    offsets = Value(b.splat(ptr.offset, shape),
+                    affine=analysis.uniform(b.to_index(ptr.offset), len(shape)),
+                    splat_of=ptr.offset)
+    return PointerTensor(ptr.buffer, offsets)
+
+
+def _add_offset(ptr, offset: Value):
+    """tt.addptr on a pointer into one buffer (`Pointer` or `PointerTensor`)."""
+    if isinstance(ptr, Pointer):
+        delta = b.cast_int(offset.value, b.i64())
+        return Pointer(ptr.buffer, arith.addi(ptr.offset, delta))
+    shape = ptr.shape
+    rank = len(shape)
+    offsets_type = ir.RankedTensorType.get(shape, b.i64())
+    width = b.int_width(b.element_type(offset.type))
+
+    def body(p, o, _out):
+        return [arith.addi(p, b.cast_int(o, b.i64()) if width != 64 else o)]
+
+    value = b.generic([ptr.offsets.value, offset.value], b.parallel_maps(rank, 2),
+                      [offsets_type], body)[0]
+    lhs = analysis.affine_of(ptr.offsets, rank)
+    rhs = analysis.affine_of(offset, rank)
+    affine = analysis.affine_add(lhs, rhs) if lhs is not None and rhs is not None else None
+    return PointerTensor(ptr.buffer, Value(value, affine=affine))
+
+
 def _while_destinations(before: ir.Block, condition, after_block: ir.Block) -> list:
     """Where the after region of an scf.while puts each value it yields: a yielded tile
     goes into the buffer that flowed in (bufferization wants the yielded values equivalent
@@ -823,6 +920,11 @@ def _arg_name(arg: ir.Value, index: int) -> str:
         pass
     return f"arg{index}"
 
+
+# Ops that take a PointerChoice (choices.py) as an operand; anything else is rejected.
+CHOICE_AWARE = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans",
+                "tt.load", "tt.store", "arith.select", "scf.yield", "tt.return", "tt.call",
+                "scf.for", "scf.while", "scf.condition"}
 
 HANDLERS: Dict[str, Callable] = {
     "tt.get_program_id": KernelConverter.program_id,
