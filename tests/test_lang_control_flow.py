@@ -359,6 +359,52 @@ def test_masked_store_of_every_lane_to_one_address():
     torch.testing.assert_close(out, torch.cat([v[:, 5], 2 * v.max(1).values]), rtol=0, atol=0)
 
 
+@triton.jit
+def one_address_at_buffer_start_kernel(out_ptr, flags_ptr, v_ptr, n, N: tl.constexpr):
+    """The one address is the buffer's first element (a static offset 0 with stride 0,
+    masked by a lane index the kernel only knows at run time)."""
+    i = tl.arange(0, N).to(tl.int64)
+    v = tl.load(v_ptr + i)
+    tl.store(out_ptr + tl.zeros_like(i), v, mask=i == n)
+    tl.store(out_ptr + 1 + tl.zeros_like(i), tl.sum(v, 0), mask=i == n)
+    tl.store(flags_ptr + tl.zeros_like(i), v > 0, mask=i == n)
+
+
+@pytest.mark.parametrize("n", [0, 6])
+def test_masked_store_of_every_lane_to_the_first_element(n):
+    v = torch.randn(8)
+    out, flags = torch.zeros(2), torch.zeros(1, dtype=torch.bool)
+    one_address_at_buffer_start_kernel[(1,)](out, flags, v, n, N=8)
+    torch.testing.assert_close(out, torch.stack([v[n], v.sum()]))
+    assert flags[0] == (v[n] > 0)
+
+
+@triton.jit
+def float_cas_multiply_kernel(x_ptr, idx_ptr, val_ptr):
+    """A float multiply by compare-and-swap on the bit patterns (the pointer bitcast to
+    int32), as libraries without a float atomic multiply write it."""
+    pid = tl.program_id(0)
+    p = x_ptr + tl.load(idx_ptr + pid)
+    bits_ptr = p.to(tl.pointer_type(tl.int32))
+    v = tl.load(val_ptr + pid)
+    old = tl.load(p)
+    done = False
+    while not done:
+        expected = old.to(tl.int32, bitcast=True)
+        got = tl.atomic_cas(bits_ptr, expected, (old * v).to(tl.int32, bitcast=True))
+        done = got == expected
+        old = got.to(tl.float32, bitcast=True)
+
+
+def test_float_cas_loop_through_bitcast_pointer():
+    x = torch.tensor([1.5, -2.0, 3.0, 0.25])
+    idx = torch.tensor([0, 1, 1, 3, 1, 0, 2], dtype=torch.int32)
+    val = torch.tensor([2.0, 0.5, -4.0, 8.0, 3.0, -1.0, 0.125])
+    want = x.clone().scatter_reduce(0, idx.long(), val, "prod")
+    float_cas_multiply_kernel[(7,)](x, idx, val)
+    torch.testing.assert_close(x, want, rtol=0, atol=0)  # powers of two: exact in any order
+
+
 # ---------------------------------------------------------------------------------------
 # Calls Triton does not inline
 
