@@ -40,6 +40,35 @@ def test_concatenate_three_inputs():
 
 
 @triton.jit
+def split3_kernel(x_ptr, a_ptr, b_ptr, c_ptr, n_a, n_b, n_c, BLOCK: tl.constexpr):
+    """torch.split into three outputs: program axis 1 picks the output written."""
+    which = tl.program_id(1)
+    if which == 0:
+        dst = a_ptr
+        n = n_a
+        start = 0
+    elif which == 1:
+        dst = b_ptr
+        n = n_b
+        start = n_a
+    else:
+        dst = c_ptr
+        n = n_c
+        start = n_a + n_b
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(dst + offs, tl.load(x_ptr + start + offs, mask=mask), mask=mask)
+
+
+def test_split_into_three_outputs():
+    x = torch.randn(60)
+    a, b, c = torch.zeros(7), torch.zeros(33), torch.zeros(20)
+    split3_kernel[(3, 3)](x, a, b, c, 7, 33, 20, BLOCK=16)
+    for got, want in zip((a, b, c), torch.split(x, [7, 33, 20])):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@triton.jit
 def stack_rows_kernel(a_ptr, b_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     """torch.stack([a, b]) of 2-D tensors, one output tile per program; the source
     buffer is chosen by a scalar `if`, the tile stays a block copy."""
@@ -118,34 +147,89 @@ def test_scalar_pointer_choice(flag):
 
 
 @triton.jit
-def atomic_on_choice_kernel(a_ptr, b_ptr, flag):
+def histogram_two_buffers_kernel(x_ptr, lo_ptr, hi_ptr, n, flag, BINS: tl.constexpr,
+                                 BLOCK: tl.constexpr):
+    """Atomics through chosen pointers: per element (`tl.where`) and per program (a scalar
+    choice), with the old values returned."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0)
+    bins = tl.where(x < BINS, lo_ptr + x, hi_ptr + (x - BINS))
+    tl.atomic_add(bins, 1, mask=mask)
+    total = lo_ptr + BINS if flag else hi_ptr + BINS
+    tl.atomic_add(total, tl.sum(mask.to(tl.int32), 0))
+    tl.atomic_cas(total + 1, 0, 7)
+
+
+@pytest.mark.parametrize("flag", [0, 5])
+def test_atomics_through_chosen_pointers(flag):
+    x = torch.randint(0, 8, (100,), dtype=torch.int32)
+    lo, hi = torch.zeros(6, dtype=torch.int32), torch.zeros(6, dtype=torch.int32)
+    histogram_two_buffers_kernel[(4,)](x, lo, hi, 100, flag, BINS=4, BLOCK=32)
+    counts = torch.bincount(x, minlength=8).to(torch.int32)
+    torch.testing.assert_close(lo[:4], counts[:4], rtol=0, atol=0)
+    torch.testing.assert_close(hi[:4], counts[4:], rtol=0, atol=0)
+    used, unused = (lo, hi) if flag else (hi, lo)
+    assert used[4:].tolist() == [100, 7] and unused[4:].tolist() == [0, 0]
+
+
+@triton.jit
+def loop_carried_choice_kernel(a_ptr, b_ptr, out_ptr, flag, n, BLOCK: tl.constexpr):
+    """A chosen pointer carried and advanced by a loop; a tile of chosen pointers too."""
     p = a_ptr if flag else b_ptr
-    tl.atomic_add(p, 1.0)
+    offs = tl.arange(0, BLOCK)
+    q = tl.where(offs % 2 == 0, a_ptr + offs, b_ptr + offs)
+    for i in range(n):
+        tl.store(out_ptr + i, tl.load(p))
+        tl.store(out_ptr + n + i * BLOCK + offs, tl.load(q))
+        p += 1
+        q += BLOCK
 
 
-def test_atomic_through_chosen_pointer_names_op_and_line():
-    a, b = torch.zeros(1), torch.zeros(1)
+@pytest.mark.parametrize("flag", [0, 5])
+def test_loop_carried_chosen_pointers(flag):
+    n, block = 3, 4
+    a, b = torch.randn(n * block), torch.randn(n * block)
+    out = torch.zeros(n + n * block)
+    loop_carried_choice_kernel[(1,)](a, b, out, flag, n, BLOCK=block)
+    torch.testing.assert_close(out[:n], (a if flag else b)[:n], rtol=0, atol=0)
+    even = (torch.arange(n * block) % block) % 2 == 0
+    torch.testing.assert_close(out[n:], torch.where(even, a, b), rtol=0, atol=0)
+
+
+@triton.jit
+def switching_loop_kernel(a_ptr, b_ptr, out_ptr, n):
+    p = a_ptr
+    for i in range(n):
+        tl.store(out_ptr + i, tl.load(p))
+        p = b_ptr + i
+
+
+def test_loop_switching_buffers_names_loop_and_line():
+    a, b, out = torch.zeros(4), torch.zeros(4), torch.zeros(4)
     with pytest.raises(Exception) as info:
-        atomic_on_choice_kernel[(1,)](a, b, 2)
+        switching_loop_kernel[(1,)](a, b, out, 4)
     message = str(info.value)
-    assert "tt.atomic_rmw" in message and "different buffers" in message
-    line = atomic_on_choice_kernel.fn.__code__.co_firstlineno + 3  # the atomic_add
+    assert "scf.for" in message and "different buffer" in message
+    line = switching_loop_kernel.fn.__code__.co_firstlineno + 3  # the `for`
     assert re.search(rf"test_lang_pointer_choice\.py:{line}\b", message), message
 
 
 @triton.jit
-def loop_carried_choice_kernel(a_ptr, b_ptr, out_ptr, flag, n):
+def while_carried_choice_kernel(a_ptr, b_ptr, out_ptr, flag, n):
     p = a_ptr if flag else b_ptr
-    for i in range(n):
+    i = 0
+    while i < n:
         tl.store(out_ptr + i, tl.load(p))
         p += 1
+        i += 1
 
 
-def test_loop_carried_chosen_pointer_names_loop_and_line():
+def test_while_loop_carrying_chosen_pointer_names_loop_and_line():
     a, b, out = torch.zeros(4), torch.zeros(4), torch.zeros(4)
     with pytest.raises(Exception) as info:
-        loop_carried_choice_kernel[(1,)](a, b, out, 2, 4)
+        while_carried_choice_kernel[(1,)](a, b, out, 2, 4)
     message = str(info.value)
-    assert "scf.for" in message and "different buffers" in message
-    line = loop_carried_choice_kernel.fn.__code__.co_firstlineno + 3  # the `for`
+    assert "scf.while" in message and "different buffers" in message
+    line = while_carried_choice_kernel.fn.__code__.co_firstlineno + 4  # the `while`
     assert re.search(rf"test_lang_pointer_choice\.py:{line}\b", message), message

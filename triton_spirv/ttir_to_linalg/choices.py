@@ -134,22 +134,29 @@ def _tensor_mask(mask: Optional[Value], is_k: ir.Value) -> Value:
 
 def load(choice: PointerChoice, mask: Optional[Value], other: Optional[Value],
          load_scalar, load_tensor) -> ir.Value:
-    """The values of the buffer in force: one branch per buffer when `which` is a
-    scalar; else each buffer read where it is in force, then a select per element."""
+    """The values of the buffer in force (see `per_option`)."""
     def load_option(option, option_mask):
         if isinstance(option, Pointer):
             return load_scalar(option, option_mask.value if option_mask else None, other)
         return load_tensor(option, option_mask, other)
 
+    return per_option(choice, mask, load_option,
+                      memory.buffer_element_type(choice.options[0].buffer))
+
+
+def per_option(choice: PointerChoice, mask: Optional[Value], run,
+               elem: ir.Type) -> ir.Value:
+    """`run(option, option_mask)` (a load or an atomic: it returns values of `elem`) on
+    the buffer in force: one branch per buffer when `which` is a scalar; else every
+    buffer under the mask `mask & which == k`, then a select per element."""
     if not b.is_tensor(choice.which.type):
         like = choice.options[0]
         if isinstance(like, Pointer):
-            result_type = memory.buffer_element_type(like.buffer)
-            return _branch_per_option(choice, lambda o: load_option(o, mask), result_type)
-        tile = memory.tile_buffer(like.shape, memory.buffer_element_type(like.buffer))
+            return _branch_per_option(choice, lambda o: run(o, mask), elem)
+        tile = memory.tile_buffer(like.shape, elem)
 
         def into_tile(option):
-            bufferization.MaterializeInDestinationOp(None, load_option(option, mask), tile,
+            bufferization.MaterializeInDestinationOp(None, run(option, mask), tile,
                                                      restrict=False, writable=True)
 
         _branch_per_option(choice, into_tile, None)
@@ -157,9 +164,9 @@ def load(choice: PointerChoice, mask: Optional[Value], other: Optional[Value],
     result = None
     for k, option in enumerate(choice.options):
         is_k = _is_option(choice, k)
-        got = load_option(option, _tensor_mask(mask, is_k))
-        result = got if result is None else elementwise(
-            [is_k, got, result], b.element_type(got.type), arith.select)
+        got = run(option, _tensor_mask(mask, is_k))
+        result = got if result is None else elementwise([is_k, got, result], elem,
+                                                        arith.select)
     return result
 
 

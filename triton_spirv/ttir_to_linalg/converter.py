@@ -497,7 +497,6 @@ class KernelConverter:
     def _scf_for(self, op, keep_blocks: bool):
         lb, ub, step = (self.get_value(op, v).value for v in list(op.operands)[:3])
         inits = [self.get(v) for v in list(op.operands)[3:]]
-        self._check_no_choice_carried(op, inits)
         carried = [self._block_carry(init) if keep_blocks else None for init in inits]
         flat_inits = [b.as_index(c.base) if c is not None else v
                       for init, c in zip(inits, carried) for v in flatten(init)]
@@ -506,21 +505,22 @@ class KernelConverter:
         try:
             with ir.InsertionPoint(loop.body):
                 self.set(old_body.arguments[0], Value(loop.induction_variable))
-                for old_arg, new_arg, init, c in zip(list(old_body.arguments)[1:],
-                                                     loop.inner_iter_args, inits, carried):
-                    self.set(old_arg, self._uncarry(init, c, new_arg))
+                args = iter(loop.inner_iter_args)
+                for old_arg, init, c in zip(list(old_body.arguments)[1:], inits, carried):
+                    self.set(old_arg, self._uncarry(init, c, _take(args, init, c)))
                 self._convert_region_body(op, old_body, inits, carried,
                                           destinations=list(loop.inner_iter_args))
         except _NotABlockLoop:
             loop.operation.erase()
             raise
-        for old, new, init, c in zip(op.results, loop.results, inits, carried):
-            self.set(old, self._uncarry(init, c, new))
+        results = iter(loop.results)
+        for old, init, c in zip(op.results, inits, carried):
+            self.set(old, self._uncarry(init, c, _take(results, init, c)))
 
     def _check_no_choice_carried(self, op, inits):
         if any(isinstance(init, PointerChoice) for init in inits):
-            raise self.error(op, "a loop carries a pointer that selects between different "
-                                 "buffers; not supported (select the pointer inside the loop)")
+            raise self.error(op, "a while loop carries a pointer that selects between "
+                                 "different buffers; not supported (a for loop may)")
 
     @staticmethod
     def _block_carry(init):
@@ -528,9 +528,10 @@ class KernelConverter:
             return analysis.affine_of(init.offsets, len(init.shape))
         return None
 
-    def _uncarry(self, template, affine, value):
+    def _uncarry(self, template, affine, values):
         if affine is None:
-            return rebuild(template, [value])
+            return rebuild(template, values)
+        (value,) = values
         block = analysis.AffineIndex(value, list(affine.strides))
         offsets = analysis.materialize(block, template.shape)
         return PointerTensor(template.buffer, Value(offsets, affine=block))
@@ -563,7 +564,7 @@ class KernelConverter:
             flat = []
             for got, want, affine in zip(yielded, templates, carried):
                 if isinstance(want, PointerChoice):
-                    flat.extend(flatten(_as_branch_choice(got, want)))
+                    flat.extend(flatten(self._as_carried_choice(op, got, want)))
                     continue
                 if type(got) is not type(want) or (
                         not isinstance(want, Value) and got.buffer != want.buffer):
@@ -587,6 +588,24 @@ class KernelConverter:
             scf.YieldOp(flat)
 
         self.convert_region(block, on_return)
+
+    def _as_carried_choice(self, op, got, want: PointerChoice) -> PointerChoice:
+        """A pointer a branch or loop body yields, as the choice `want` the op carries:
+        over the same buffers, with a `which` of the same type (a branch template has
+        none yet: tensors of pointers carry a tensor `which`)."""
+        if any(buffer not in want.buffers for buffer in choices.buffers_of(got)):
+            raise self.error(op, "a loop yields a pointer into a buffer it did not start "
+                                 "with; not supported")
+        choice = choices.as_choice(got, want.buffers)
+        tensor_which = isinstance(want.options[0], PointerTensor) if want.which is None \
+            else b.is_tensor(want.which.type)
+        if tensor_which and not b.is_tensor(choice.which.type):
+            return PointerChoice(choice.options,
+                                 b.splat(choice.which, choice.options[0].shape))
+        if not tensor_which and b.is_tensor(choice.which.type):
+            raise self.error(op, "a loop carries a pointer chosen by one condition for the "
+                                 "whole tile and yields one chosen per element; not supported")
+        return choice
 
     def region_return(self, op):
         if self.yield_sink is None:
@@ -818,13 +837,9 @@ def _carried_types(ttir_type: ir.Type, template) -> list:
     return [which] + [carried_type(ttir_type)] * len(template.options)
 
 
-def _as_branch_choice(got, want: PointerChoice) -> PointerChoice:
-    """A pointer a branch yields, as the choice `want` its op results in (tensors of
-    pointers carry a tensor `which`)."""
-    choice = choices.as_choice(got, want.buffers)
-    if isinstance(want.options[0], PointerTensor) and not b.is_tensor(choice.which.type):
-        choice = PointerChoice(choice.options, b.splat(choice.which, choice.options[0].shape))
-    return choice
+def _take(values, init, affine) -> list:
+    """The next values of `values` that carry `init` (one for a block-carried pointer)."""
+    return [next(values) for _ in (flatten(init) if affine is None else [None])]
 
 
 def _scalar_load(ptr: Pointer, mask: Optional[ir.Value], other: Optional[Value]) -> ir.Value:
@@ -923,8 +938,8 @@ def _arg_name(arg: ir.Value, index: int) -> str:
 
 # Ops that take a PointerChoice (choices.py) as an operand; anything else is rejected.
 CHOICE_AWARE = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans",
-                "tt.load", "tt.store", "arith.select", "scf.yield", "tt.return", "tt.call",
-                "scf.for", "scf.while", "scf.condition"}
+                "tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "arith.select",
+                "scf.yield", "tt.return", "tt.call", "scf.for", "scf.while", "scf.condition"}
 
 HANDLERS: Dict[str, Callable] = {
     "tt.get_program_id": KernelConverter.program_id,
