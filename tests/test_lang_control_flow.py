@@ -286,6 +286,32 @@ def test_accumulator_read_before_and_after_inner_loop():
     torch.testing.assert_close(out.double(), torch.cat([s, q]), rtol=1e-5, atol=1e-5)
 
 
+@triton.jit
+def implicit_gemm_conv_kernel(x_ptr, w_ptr, out_ptr, KH: tl.constexpr, KW: tl.constexpr,
+                              M: tl.constexpr, C: tl.constexpr, O: tl.constexpr):
+    """A convolution as one tl.dot per kernel tap, accumulated through both loops."""
+    rm = tl.arange(0, M)
+    rc = tl.arange(0, C)
+    ro = tl.arange(0, O)
+    acc = tl.zeros([M, O], tl.float32)
+    for kh in range(KH):
+        for kw in range(KW):
+            tap = kh * KW + kw
+            a = tl.load(x_ptr + tap * M * C + rm[:, None] * C + rc[None, :])
+            b = tl.load(w_ptr + tap * C * O + rc[:, None] * O + ro[None, :])
+            acc += tl.dot(a, b)
+    tl.store(out_ptr + rm[:, None] * O + ro[None, :], acc)
+
+
+def test_dot_accumulated_through_nested_loops():
+    KH, KW, M, C, O = 2, 3, 16, 16, 16
+    x, w = torch.randn(KH * KW, M, C), torch.randn(KH * KW, C, O)
+    out = torch.empty(M, O)
+    implicit_gemm_conv_kernel[(1,)](x, w, out, KH=KH, KW=KW, M=M, C=C, O=O)
+    want = torch.einsum("kmc,kco->mo", x.double(), w.double())
+    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-4)
+
+
 # ---------------------------------------------------------------------------------------
 # while loops around atomic_cas; a store of every lane to one address
 
@@ -443,6 +469,28 @@ def test_noinline_functions_with_several_results():
     want = torch.cat([x * s[:, None] + y * p[:, None] + x.sum(1, keepdim=True),
                       s[:, None], p[:, None]], dim=1)
     torch.testing.assert_close(out, want)
+
+
+@triton.jit(noinline=True)
+def _clamp_below(x, lo):
+    if x < lo:
+        return lo, 1
+    return x, 0
+
+
+@triton.jit
+def noinline_early_return_kernel(x_ptr, out_ptr, lo):
+    pid = tl.program_id(0)
+    v, clamped = _clamp_below(tl.load(x_ptr + pid), lo)
+    tl.store(out_ptr + pid, v + clamped * 100)
+
+
+def test_noinline_function_with_early_return():
+    x = torch.tensor([-3.0, 0.5, 2.0, -0.1, 0.0])
+    out = torch.empty(5)
+    noinline_early_return_kernel[(5,)](x, out, 0.0)
+    torch.testing.assert_close(out, torch.where(x < 0, torch.full_like(x, 100.0), x),
+                               rtol=0, atol=0)
 
 
 @triton.jit

@@ -5,6 +5,10 @@ TTIR value, what it became (`values.Value`, `Pointer`, `PointerTensor`). Each op
 one handler in `HANDLERS`; arith and math ops share the elementwise handler, which wraps
 the scalar op in a `linalg.generic` when its operands are tensors.
 
+Before conversion, functions whose TTIR has several blocks (an early `return` inside an
+`if`) are lifted to structured control flow by upstream `lift-cf-to-scf`
+(control_flow.py); `tt.call` is inlined by converting the callee's body in place.
+
 Kernel signature: each `!tt.ptr<T>` argument becomes a `memref<?xT>` (the whole buffer),
 scalars keep their type. Hidden arguments follow: the flat memory buffers of kernels
 with `tt.int_to_ptr` (flat.py), then the assert record of kernels with `tt.assert`

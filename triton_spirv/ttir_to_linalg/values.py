@@ -9,6 +9,9 @@ Every TTIR value maps to one of:
 - `PointerTensor`: a tensor of pointers into one buffer: the buffer and a `Value` holding
   the element offsets (an i64 tensor). When those offsets are an `AffineIndex`, loads and
   stores become block copies; otherwise they go through the gather/scatter path.
+- `PointerChoice`: a pointer or tensor of pointers into one of several buffers (Triton
+  selected between kernel arguments): one `Pointer`/`PointerTensor` per buffer and an
+  i32 `which` naming the buffer in force (choices.py).
 
 Scalars in `AffineIndex`/`Box` are `Scalar`s: a Python int (known at compile time) or an
 `index`-typed `ir.Value`. `scalar_ops` folds ints and emits `arith` ops otherwise.
