@@ -12,21 +12,27 @@ import triton.language as tl
 
 
 @triton.jit
-def cat3_kernel(a_ptr, b_ptr, c_ptr, out_ptr, n_a, n_b, n_c, BLOCK: tl.constexpr):
-    """torch.cat of three 1-D tensors: program axis 1 picks the input."""
-    which = tl.program_id(1)
+def _segment(which, ptr0, ptr1, ptr2, n0, n1, n2):
+    """The buffer of segment `which` of a concatenation, its length and its start."""
     if which == 0:
-        src = a_ptr
-        n = n_a
+        ptr = ptr0
+        n = n0
         start = 0
     elif which == 1:
-        src = b_ptr
-        n = n_b
-        start = n_a
+        ptr = ptr1
+        n = n1
+        start = n0
     else:
-        src = c_ptr
-        n = n_c
-        start = n_a + n_b
+        ptr = ptr2
+        n = n2
+        start = n0 + n1
+    return ptr, n, start
+
+
+@triton.jit
+def cat3_kernel(a_ptr, b_ptr, c_ptr, out_ptr, n_a, n_b, n_c, BLOCK: tl.constexpr):
+    """torch.cat of three 1-D tensors: program axis 1 picks the input."""
+    src, n, start = _segment(tl.program_id(1), a_ptr, b_ptr, c_ptr, n_a, n_b, n_c)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + start + offs, tl.load(src + offs, mask=mask), mask=mask)
@@ -42,19 +48,7 @@ def test_concatenate_three_inputs():
 @triton.jit
 def split3_kernel(x_ptr, a_ptr, b_ptr, c_ptr, n_a, n_b, n_c, BLOCK: tl.constexpr):
     """torch.split into three outputs: program axis 1 picks the output written."""
-    which = tl.program_id(1)
-    if which == 0:
-        dst = a_ptr
-        n = n_a
-        start = 0
-    elif which == 1:
-        dst = b_ptr
-        n = n_b
-        start = n_a
-    else:
-        dst = c_ptr
-        n = n_c
-        start = n_a + n_b
+    dst, n, start = _segment(tl.program_id(1), a_ptr, b_ptr, c_ptr, n_a, n_b, n_c)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(dst + offs, tl.load(x_ptr + start + offs, mask=mask), mask=mask)
