@@ -984,7 +984,8 @@ HANDLERS: Dict[str, Callable] = {
 def convert_ttir(ttir_module: ir.Module) -> ir.Module:
     """Converts every public `tt.func` of `ttir_module` into a `func.func` on Linalg.
 
-    The result lives in the same MLIR context and passes the verifier.
+    The result lives in the same MLIR context and passes the verifier. Functions of
+    `ttir_module` with several blocks are restructured in place first (control_flow.py).
     """
     with ttir_module.context, ir.Location.unknown():
         try:
