@@ -41,7 +41,8 @@ def cat3_kernel(a_ptr, b_ptr, c_ptr, out_ptr, n_a, n_b, n_c, BLOCK: tl.constexpr
 def test_concatenate_three_inputs():
     a, b, c = torch.randn(37), torch.randn(5), torch.randn(70)
     out = torch.empty(112)
-    cat3_kernel[(triton.cdiv(70, 16), 3)](a, b, c, out, 37, 5, 70, BLOCK=16)
+    cat3_kernel[(triton.cdiv(70, 16), 3)](a, b, c, out, 37, 5, 70, BLOCK=16,
+                                          bounds_check=True)
     torch.testing.assert_close(out, torch.cat([a, b, c]), rtol=0, atol=0)
 
 
@@ -94,7 +95,8 @@ def where_pointers_kernel(a_ptr, b_ptr, out_ptr, n_a, n, BLOCK: tl.constexpr):
 def test_where_between_pointer_tensors():
     a, b = torch.randn(21), torch.randn(30)
     out = torch.full((51,), 99.0)
-    where_pointers_kernel[(4,)](a, b, out, 21, 51, BLOCK=16)
+    # bounds-checked: lanes past `a` must not read it (nor lanes before 21 read `b`)
+    where_pointers_kernel[(4,)](a, b, out, 21, 51, BLOCK=16, bounds_check=True)
     torch.testing.assert_close(out, torch.cat([a, b]), rtol=0, atol=0)
 
 
@@ -111,7 +113,7 @@ def split_store_kernel(x_ptr, even_ptr, odd_ptr, n, BLOCK: tl.constexpr):
 def test_store_through_where_pointers():
     x = torch.randn(45)
     even, odd = torch.zeros(23), torch.zeros(23)
-    split_store_kernel[(3,)](x, even, odd, 45, BLOCK=16)
+    split_store_kernel[(3,)](x, even, odd, 45, BLOCK=16, bounds_check=True)
     torch.testing.assert_close(even, x[0::2], rtol=0, atol=0)
     torch.testing.assert_close(odd[:22], x[1::2], rtol=0, atol=0)
     assert odd[22] == 0  # nothing written past the odd elements
