@@ -521,11 +521,6 @@ class KernelConverter:
         for old, init, c in zip(op.results, inits, carried):
             self.set(old, self._uncarry(init, c, _take(results, init, c)))
 
-    def _check_no_choice_carried(self, op, inits):
-        if any(isinstance(init, PointerChoice) for init in inits):
-            raise self.error(op, "a while loop carries a pointer that selects between "
-                                 "different buffers; not supported (a for loop may)")
-
     @staticmethod
     def _block_carry(init):
         if isinstance(init, PointerTensor):
@@ -737,39 +732,58 @@ class KernelConverter:
 
     def scf_while(self, op):
         inits = [self.get(v) for v in op.operands]
-        self._check_no_choice_carried(op, inits)
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
         condition = list(before.operations)[-1]
+        passed_ttir = list(condition.operands)[1:]
+        # Positions where scf.condition passes the before region's argument on unchanged.
+        # Only there may a pointer chosen between buffers travel on: the results must be
+        # typed before the before region is converted.
+        through = [i < len(inits) and v == before.arguments[i]
+                   for i, v in enumerate(passed_ttir)]
+        chosen = [through[i] and isinstance(inits[i], PointerChoice)
+                  for i in range(len(passed_ttir))]
         flat_inits = [v for init in inits for v in flatten(init)]
-        result_types = [carried_type(r.type) for r in op.results]
+        result_groups = [[v.type for v in flatten(inits[i])] if chosen[i]
+                         else [carried_type(r.type)] for i, r in enumerate(op.results)]
+        result_types = [t for group in result_groups for t in group]
         while_op = scf.WhileOp(result_types, flat_inits)
         before_block = while_op.before.blocks.append(*[v.type for v in flat_inits])
         after_block = while_op.after.blocks.append(*result_types)
         with ir.InsertionPoint(before_block):
-            for old, new, t in zip(before.arguments, before_block.arguments, inits):
-                self.set(old, rebuild(t, [new]))
+            args = iter(before_block.arguments)
+            for old, t in zip(before.arguments, inits):
+                self.set(old, rebuild(t, [next(args) for _ in flatten(t)]))
             saved = self.yield_sink
             self.yield_sink = None
             for inner in list(before.operations)[:-1]:
                 self.convert_op(inner.operation)
             self.yield_sink = saved
             cond = self.get_value(op, condition.operands[0]).value
-            passed = [self.get(v) for v in list(condition.operands)[1:]]
-            self._check_no_choice_carried(op, passed)
+            passed = [self.get(v) for v in passed_ttir]
+            if any(isinstance(p, PointerChoice) and not c for p, c in zip(passed, chosen)):
+                raise self.error(op, "a while loop's condition passes on a pointer that "
+                                     "selects between different buffers and is not the "
+                                     "loop's own argument; not supported")
             # What the after region and the results are: like the values passed on
-            # (pointers keep the buffer they point into).
-            after_templates = [rebuild(p, [None]) if not isinstance(p, Value) else Value(None)
-                               for p in passed]
+            # (pointers keep the buffers they point into).
+            after_templates = [p if c else rebuild(p, [None]) if not isinstance(p, Value)
+                               else Value(None) for p, c in zip(passed, chosen)]
             with condition.location:
                 scf.ConditionOp(cond, [v for p in passed for v in flatten(p)])
+        after_groups = _grouped(after_block.arguments, result_groups)
         with ir.InsertionPoint(after_block):
-            for old, new, t in zip(after.arguments, after_block.arguments, after_templates):
-                self.set(old, rebuild(t, [new]))
-            self._convert_region_body(op, after, inits,
-                                      destinations=_while_destinations(
-                                          before, condition, after_block))
-        for old, new, t in zip(op.results, while_op.results, after_templates):
-            self.set(old, rebuild(t, [new]))
+            for old, group, t in zip(after.arguments, after_groups, after_templates):
+                self.set(old, rebuild(t, group))
+            # Yielded tiles go into the buffers that flowed in (bufferization wants the
+            # yielded values equivalent to the loop arguments): the after region's
+            # arguments where the condition passed the loop's arguments on unchanged.
+            destinations = [d for i, init in enumerate(inits)
+                            for d in (after_groups[i] if i < len(through) and through[i]
+                                      else [None] * len(flatten(init)))]
+            self._convert_region_body(op, after, inits, destinations=destinations)
+        for old, group, t in zip(op.results, _grouped(while_op.results, result_groups),
+                                 after_templates):
+            self.set(old, rebuild(t, group))
 
     def _template_from_type(self, t, i, condition, inits):
         if not is_pointer_type(t):
@@ -882,16 +896,10 @@ def _add_offset(ptr, offset: Value):
     return PointerTensor(ptr.buffer, Value(value, affine=affine))
 
 
-def _while_destinations(before: ir.Block, condition, after_block: ir.Block) -> list:
-    """Where the after region of an scf.while puts each value it yields: a yielded tile
-    goes into the buffer that flowed in (bufferization wants the yielded values equivalent
-    to the loop arguments), which is the after region's argument at the same position
-    when scf.condition passed the before region's argument there unchanged. Other
-    positions (the two regions need not carry the same values) have none."""
-    passed = list(condition.operands)[1:]
-    after_args = list(after_block.arguments)
-    return [after_args[i] if i < len(passed) and passed[i] == arg else None
-            for i, arg in enumerate(before.arguments)]
+def _grouped(values, groups) -> list:
+    """`values` cut into consecutive lists as long as the lists of `groups`."""
+    values = iter(values)
+    return [[next(values) for _ in group] for group in groups]
 
 
 def _copy_into(value: ir.Value, destination) -> ir.Value:
