@@ -227,3 +227,29 @@ def test_while_loop_carrying_chosen_pointer(flag):
     while_carried_choice_kernel[(1,)](a, b, out, flag, 4)
     want = torch.cat([(a if flag else b)[:4], torch.zeros(2)])
     torch.testing.assert_close(out, want, rtol=0, atol=0)
+
+
+def test_scalar_choice_becomes_one_branch_per_buffer_ir():
+    """IR in, IR out: a tile loaded through `select(flag, a, b)` is one scf.if whose
+    branches each copy the block of their own buffer; no select between tiles."""
+    from triton_spirv.stages import ttir_to_linalg_text
+    linalg = ttir_to_linalg_text("""
+module {
+  tt.func public @k(%a: !tt.ptr<f32>, %b: !tt.ptr<f32>, %out: !tt.ptr<f32>, %flag: i1) attributes {noinline = false} {
+    %p = arith.select %flag, %a, %b : !tt.ptr<f32>
+    %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %s = tt.splat %p : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %q = tt.addptr %s, %r : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    %v = tt.load %q : tensor<8x!tt.ptr<f32>>
+    %so = tt.splat %out : !tt.ptr<f32> -> tensor<8x!tt.ptr<f32>>
+    %qo = tt.addptr %so, %r : tensor<8x!tt.ptr<f32>>, tensor<8xi32>
+    tt.store %qo, %v : tensor<8x!tt.ptr<f32>>
+    tt.return
+  }
+}
+""")
+    assert linalg.count("scf.if") == 1
+    then, rest = linalg.split("scf.if", 1)[1].split("} else {", 1)
+    assert "memref.reinterpret_cast %arg0" in then and "%arg1" not in then
+    assert "memref.reinterpret_cast %arg1" in rest.split("\n    }\n")[0]
+    assert "arith.select" not in linalg.split("scf.if", 1)[1]
