@@ -253,3 +253,25 @@ module {
     assert "memref.reinterpret_cast %arg0" in then and "%arg1" not in then
     assert "memref.reinterpret_cast %arg1" in rest.split("\n    }\n")[0]
     assert "arith.select" not in linalg.split("scf.if", 1)[1]
+
+
+@triton.jit(noinline=True)
+def _pick(a_ptr, b_ptr, flag):
+    if flag > 0:
+        return a_ptr
+    return b_ptr
+
+
+@triton.jit
+def noinline_pick_kernel(a_ptr, b_ptr, out_ptr, flag, N: tl.constexpr):
+    """A pointer chosen by an early return in a function Triton keeps as a call."""
+    p = _pick(a_ptr, b_ptr, flag)
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(p + offs))
+
+
+@pytest.mark.parametrize("flag", [0, 5])
+def test_pointer_returned_early_from_noinline_function(flag):
+    a, b, out = torch.randn(8), torch.randn(8), torch.empty(8)
+    noinline_pick_kernel[(1,)](a, b, out, flag, N=8)
+    torch.testing.assert_close(out, a if flag else b, rtol=0, atol=0)
