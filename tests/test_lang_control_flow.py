@@ -96,6 +96,25 @@ def test_return_from_nested_if(a, b):
 
 
 @triton.jit
+def return_leaves_pointer_unset_kernel(x_ptr, y_ptr, a, b):
+    """The path that returns never sets `p`: lift-cf-to-scf merges it as ub.poison."""
+    if a > 0:
+        p = x_ptr
+        if b > 0:
+            return
+    else:
+        p = y_ptr
+    tl.store(p, 1.0)
+
+
+@pytest.mark.parametrize("a,b", [(2, 0), (2, 3), (0, 0)])
+def test_return_on_a_path_that_leaves_a_pointer_unset(a, b):
+    x, y = torch.zeros(1), torch.zeros(1)
+    return_leaves_pointer_unset_kernel[(1,)](x, y, a, b)
+    assert (x.item(), y.item()) == ((1.0 if b == 0 else 0.0, 0.0) if a > 0 else (0.0, 1.0))
+
+
+@triton.jit
 def rope_kernel(q_ptr, cos_ptr, sin_ptr, seq_len, HALF: tl.constexpr, BACKWARD: tl.constexpr):
     """Rotary embedding in place, one (token, head) row per program; programs past the
     sequence return before touching memory."""

@@ -24,12 +24,26 @@ from .values import Pointer, PointerChoice, PointerTensor, Value
 
 
 def buffers_of(converted) -> list:
-    """The buffers a converted pointer may point into (none for numbers)."""
+    """The buffers a converted pointer may point into (none for numbers and for
+    pointers that point nowhere)."""
     if isinstance(converted, PointerChoice):
         return converted.buffers
-    if isinstance(converted, (Pointer, PointerTensor)):
+    if isinstance(converted, (Pointer, PointerTensor)) and converted.buffer is not None:
         return [converted.buffer]
     return []
+
+
+def nowhere(shape: Optional[Sequence[int]]):
+    """A pointer (a tensor of them when `shape` is given) into no buffer: `ub.poison`,
+    on paths that never reach a memory access."""
+    if shape is None:
+        return Pointer(None, arith.constant(b.i64(), 0))
+    return PointerTensor(None, Value(b.splat(arith.constant(b.i64(), 0), shape),
+                                     affine=analysis.uniform(0, len(shape))))
+
+
+def points_nowhere(converted) -> bool:
+    return isinstance(converted, (Pointer, PointerTensor)) and converted.buffer is None
 
 
 def union(*buffer_lists: Sequence[ir.Value]) -> list:
@@ -91,6 +105,8 @@ def as_choice(pointer, buffers: Sequence[ir.Value]) -> PointerChoice:
     """`pointer` (into one buffer, or a choice) as a choice over `buffers`, which holds
     every buffer it may point into."""
     own = buffers_of(pointer)
+    if points_nowhere(pointer):
+        return PointerChoice([_unused_option(pointer, buffer) for buffer in buffers], _i32(0))
     options = pointer.options if isinstance(pointer, PointerChoice) else [pointer]
     which = pointer.which if isinstance(pointer, PointerChoice) else _i32(0)
     which = _renumber(which, [buffers.index(buffer) for buffer in own])

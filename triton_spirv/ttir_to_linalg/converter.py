@@ -565,6 +565,8 @@ class KernelConverter:
                 if isinstance(want, PointerChoice):
                     flat.extend(flatten(self._as_carried_choice(op, got, want)))
                     continue
+                if choices.points_nowhere(got) and type(got) is type(want):
+                    got = rebuild(want, flatten(got))
                 if type(got) is not type(want) or (
                         not isinstance(want, Value) and got.buffer != want.buffer):
                     raise self.error(op, "a loop or branch yields a pointer into a different "
@@ -828,9 +830,13 @@ class KernelConverter:
             self.set(old, new)
 
     def poison(self, op):
-        # ub.poison only feeds unreachable code after Triton's passes; any value will do.
+        # ub.poison only feeds unreachable code after Triton's passes (and the paths
+        # lift-cf-to-scf merges after an early return); any value will do. A pointer
+        # points into no buffer: a branch or choice it joins takes the others' buffers.
         t = op.results[0].type
-        if b.is_tensor(t):
+        if is_pointer_type(t):
+            self.set(op.results[0], choices.nowhere(b.shape_of(t) if b.is_tensor(t) else None))
+        elif b.is_tensor(t):
             self.set_splat(op.results[0], memory.zero(b.element_type(t)), b.shape_of(t))
         else:
             self.set(op.results[0], Value(memory.zero(t)))
