@@ -513,6 +513,61 @@ def test_noinline_function_with_early_return():
 
 
 @triton.jit
+def _plus_one(x):
+    return x + 1
+
+
+@triton.jit(noinline=True)
+def _plus_one_kept(x):
+    return x + 1
+
+
+@triton.jit(noinline=True)
+def _plus_by_program(x, pid):
+    if pid == 0:
+        return x + 1
+    else:
+        return x + 2
+
+
+@triton.jit(noinline=True)
+def _store_kept(out_ptr, x):
+    tl.store(out_ptr, x)
+
+
+@triton.jit(noinline=True)
+def _call_graph(x, pid):
+    return _plus_one_kept(_plus_one(x)) + _plus_by_program(x, pid)
+
+
+@triton.jit
+def noinline_modes_kernel(x_ptr, out_ptr, side_ptr, MODE: tl.constexpr):
+    """The shapes of Triton's own noinline tests: nested kept calls, an early return
+    inside a kept call, a kept call that only stores."""
+    pid = tl.program_id(0)
+    x = tl.load(x_ptr + pid)
+    if MODE == "call_graph":
+        z = _call_graph(x, pid)
+    elif MODE == "by_program":
+        z = _plus_by_program(x, pid)
+    else:
+        _store_kept(side_ptr + pid, x * 3)
+        z = x
+    tl.store(out_ptr + pid, z)
+
+
+@pytest.mark.parametrize("mode", ["call_graph", "by_program", "store_only"])
+def test_noinline_call_shapes(mode):
+    x = torch.tensor([2.0, -5.0, 0.5])
+    out, side = torch.zeros(3), torch.zeros(3)
+    noinline_modes_kernel[(3,)](x, out, side, MODE=mode)
+    by_program = x + torch.tensor([1.0, 2.0, 2.0])
+    want = {"call_graph": (x + 2) + by_program, "by_program": by_program, "store_only": x}[mode]
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+    torch.testing.assert_close(side, x * 3 if mode == "store_only" else torch.zeros(3))
+
+
+@triton.jit
 def _affine_pair(a, b, scale):
     return a * scale + b, a - b * scale
 
