@@ -567,6 +567,27 @@ def test_noinline_call_shapes(mode):
     torch.testing.assert_close(side, x * 3 if mode == "store_only" else torch.zeros(3))
 
 
+@triton.jit(noinline=True)
+def _checked_double(x):
+    tl.device_assert(x >= 0, "x must be non-negative")
+    return x * 2
+
+
+@triton.jit
+def assert_in_callee_kernel(x_ptr, out_ptr):
+    pid = tl.program_id(0)
+    tl.store(out_ptr + pid, _checked_double(tl.load(x_ptr + pid)))
+
+
+def test_device_assert_inside_a_noinline_function():
+    x, out = torch.tensor([1.0, 2.0]), torch.zeros(2)
+    assert_in_callee_kernel[(2,)](x, out, debug=True)
+    torch.testing.assert_close(out, x * 2)
+    with pytest.raises(AssertionError, match=r"assert_in_callee_kernel: .*test_lang_control_flow"
+                                             r"\.py:\d+: x must be non-negative"):
+        assert_in_callee_kernel[(2,)](-x, out, debug=True)
+
+
 @triton.jit
 def _affine_pair(a, b, scale):
     return a * scale + b, a - b * scale

@@ -116,12 +116,15 @@ class KernelConverter:
         # TTIR value -> the integer element type the atomic sees.
         self.reinterpreted: Dict[ir.Value, ir.Type] = {}
         # tt.assert: (file, line, message) per assert id and the hidden record argument
-        # (debug.py); no record when the kernel has no asserts.
-        self.asserts = debug.collect_asserts(tt_func)
+        # (debug.py); no record when the kernel has no asserts. The asserts and pointer
+        # casts of the functions it calls count: their bodies are converted in place.
+        reached = _with_callees(tt_func, self.functions)
+        self.asserts = _unique(key for f in reached for key in debug.collect_asserts(f))
         self.assert_record: Optional[ir.Value] = None
         # tt.int_to_ptr: element type of each hidden flat memory buffer (flat.py) and
         # str(type) -> that argument.
-        self.flat_types = flat.collect_pointees(tt_func, pointee_of)
+        self.flat_types = _unique(
+            (t for f in reached for t in flat.collect_pointees(f, pointee_of)), key=str)
         self.flat_buffers: Dict[str, ir.Value] = {}
 
     # -- errors ---------------------------------------------------------------------------
@@ -900,6 +903,34 @@ def _add_offset(ptr, offset: Value):
     rhs = analysis.affine_of(offset, rank)
     affine = analysis.affine_add(lhs, rhs) if lhs is not None and rhs is not None else None
     return PointerTensor(ptr.buffer, Value(value, affine=affine))
+
+
+def _with_callees(tt_func, functions) -> list:
+    """The kernel and every function it calls, directly or not: their asserts and
+    tt.int_to_ptr are the kernel's once calls are inlined."""
+    found, names, todo = [], set(), [tt_func]
+    while todo:
+        f = todo.pop()
+        name = ir.StringAttr(f.attributes["sym_name"]).value
+        if name in names:
+            continue
+        names.add(name)
+        found.append(f)
+        for call in b.nested_ops(f, "tt.call"):
+            callee = functions.get(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
+            if callee is not None:
+                todo.append(callee)
+    return found
+
+
+def _unique(items, key=lambda item: item) -> list:
+    """`items` without repeats (by `key`), in order of first appearance."""
+    out, seen = [], set()
+    for item in items:
+        if key(item) not in seen:
+            seen.add(key(item))
+            out.append(item)
+    return out
 
 
 def _grouped(values, groups) -> list:
