@@ -101,6 +101,28 @@ def test_where_between_pointer_tensors():
 
 
 @triton.jit
+def rows_from_two_matrices_kernel(a_ptr, b_ptr, out_ptr, split, M: tl.constexpr,
+                                  N: tl.constexpr):
+    """Row pointers chosen per row, then expanded, broadcast and transposed: the choice
+    follows the shape ops."""
+    i = tl.arange(0, M)
+    j = tl.arange(0, N)
+    rows = tl.where(i < split, a_ptr + i * N, b_ptr + (i - split) * N)
+    p = rows[:, None] + j[None, :]
+    tl.store(out_ptr + i[:, None] * N + j[None, :], tl.load(p))
+    tl.store(out_ptr + M * N + j[:, None] * M + i[None, :], tl.load(tl.trans(p)) * 2)
+
+
+def test_chosen_row_pointers_through_shape_ops():
+    a, b = torch.randn(3, 4), torch.randn(5, 4)
+    out = torch.zeros(2 * 8 * 4)
+    rows_from_two_matrices_kernel[(1,)](a, b, out, 3, M=8, N=4, bounds_check=True)
+    full = torch.cat([a, b])
+    torch.testing.assert_close(out[:32].view(8, 4), full, rtol=0, atol=0)
+    torch.testing.assert_close(out[32:].view(4, 8), full.t() * 2, rtol=0, atol=0)
+
+
+@triton.jit
 def split_store_kernel(x_ptr, even_ptr, odd_ptr, n, BLOCK: tl.constexpr):
     """Stores through chosen pointers: even elements to one buffer, odd to another."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
