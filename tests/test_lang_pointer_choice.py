@@ -123,6 +123,19 @@ def test_chosen_row_pointers_through_shape_ops():
 
 
 @triton.jit
+def reshape_choice_kernel(a_ptr, b_ptr, out_ptr, split):
+    i = tl.arange(0, 8)
+    p = tl.reshape(tl.where(i < split, a_ptr + i, b_ptr + i), (2, 4))
+    tl.store(out_ptr + tl.reshape(i, (2, 4)), tl.load(p))
+
+
+def test_reshape_of_chosen_pointers():
+    a, b, out = torch.randn(8), torch.randn(8), torch.zeros(8)
+    reshape_choice_kernel[(1,)](a, b, out, 3)
+    torch.testing.assert_close(out, torch.where(torch.arange(8) < 3, a, b), rtol=0, atol=0)
+
+
+@triton.jit
 def split_store_kernel(x_ptr, even_ptr, odd_ptr, n, BLOCK: tl.constexpr):
     """Stores through chosen pointers: even elements to one buffer, odd to another."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -215,7 +215,7 @@ class KernelConverter:
         if op.name not in CHOICE_AWARE and any(
                 isinstance(self.values.get(v), PointerChoice) for v in op.operands):
             raise self.error(op, f"'{op.name}' on a pointer that selects between different "
-                                 f"buffers is not supported (loads and stores are)")
+                                 f"buffers is not supported")
         with op.location:
             handler(self, op)
 
@@ -987,6 +987,7 @@ def _arg_name(arg: ir.Value, index: int) -> str:
 
 # Ops that take a PointerChoice (choices.py) as an operand; anything else is rejected.
 CHOICE_AWARE = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans",
+                "tt.reshape",
                 "tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "arith.select",
                 "scf.yield", "tt.return", "tt.call", "scf.for", "scf.while", "scf.condition"}
 
