@@ -271,6 +271,19 @@ def run_early_return(rows=4, cols=40):
     return k
 
 
+def run_merged_returns(n=16):
+    """Returns on several paths that lift-cf-to-scf merges (tiles of ub.poison on the
+    paths that return stay initialized); kernel of test_lang_control_flow."""
+    from test_lang_control_flow import nested_return_kernel
+    x = torch.randn(n, generator=_seeded(5))
+    for a, b in [(2, 0), (2, 3), (0, 3), (0, 0)]:
+        out = torch.full((n,), 42.0)
+        k = nested_return_kernel[(1,)](x, out, a, b, N=n)
+        want = (x + 1 if b > 0 else x * 3) if a > 0 else (torch.full((n,), 42.0) if b > 0 else x)
+        assert torch.equal(out, want)
+    return k
+
+
 def run_pointer_choice(n_a=21, n=51):
     """Loads through pointers chosen per element (kernel of test_lang_pointer_choice)."""
     from test_lang_pointer_choice import where_pointers_kernel
@@ -313,6 +326,7 @@ CASES = [
     ("control flow", "while_loop", run_while),
     ("control flow", "grid_3d", run_grid_3d),
     ("control flow", "early_return", run_early_return),
+    ("control flow", "merged_returns", run_merged_returns),
     ("control flow", "nested_loops", run_nested_loops),
     ("pointer choice", "where_pointers", run_pointer_choice),
 ]
