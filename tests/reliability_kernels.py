@@ -258,6 +258,55 @@ def run_grid_3d(X=3, Y=2, Z=2):
     return k
 
 
+def run_early_return(rows=4, cols=40):
+    """Cross entropy whose ignored rows return early (kernel of test_lang_control_flow)."""
+    from test_lang_control_flow import cross_entropy_fwd_kernel
+    logits = torch.randn(rows, cols, generator=_seeded(0))
+    labels = torch.tensor([3, -100, 0, 39])
+    want = torch.nn.functional.cross_entropy(logits, labels, ignore_index=-100,
+                                             reduction="none")
+    loss = torch.empty(rows)
+    k = cross_entropy_fwd_kernel[(rows,)](logits, cols, labels, loss, cols, -100, BLOCK=16)
+    torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-5)
+    return k
+
+
+def run_merged_returns(n=16):
+    """Returns on several paths that lift-cf-to-scf merges (tiles of ub.poison on the
+    paths that return stay initialized); kernel of test_lang_control_flow."""
+    from test_lang_control_flow import nested_return_kernel
+    x = torch.randn(n, generator=_seeded(5))
+    for a, b in [(2, 0), (2, 3), (0, 3), (0, 0)]:
+        out = torch.full((n,), 42.0)
+        k = nested_return_kernel[(1,)](x, out, a, b, N=n)
+        want = (x + 1 if b > 0 else x * 3) if a > 0 else (torch.full((n,), 42.0) if b > 0 else x)
+        assert torch.equal(out, want)
+    return k
+
+
+def run_pointer_choice(n_a=21, n=51):
+    """Loads through pointers chosen per element (kernel of test_lang_pointer_choice)."""
+    from test_lang_pointer_choice import where_pointers_kernel
+    a, b = torch.randn(n_a, generator=_seeded(1)), torch.randn(n - n_a, generator=_seeded(2))
+    out = torch.empty(n)
+    k = where_pointers_kernel[(4,)](a, b, out, n_a, n, BLOCK=16)
+    assert torch.equal(out, torch.cat([a, b]))
+    return k
+
+
+def run_nested_loops(OH=5, OW=6, K=2):
+    """Max pooling: nested loops around one tile accumulator (test_lang_control_flow).
+    (Not its convolution: `//` and `%` of the output index compile to an LLVM `freeze`
+    that Oclgrind 21.10's uninitialized-value checker does not support.)"""
+    from test_lang_control_flow import max_pool2d_kernel
+    x = torch.randn(OH * K, OW * K, generator=_seeded(3))
+    out = torch.empty(OH, OW)
+    k = max_pool2d_kernel[(triton.cdiv(OH, 4), triton.cdiv(OW, 4))](x, out, OW * K, OH, OW,
+                                                                    K=K, BH=4, BW=4)
+    assert torch.equal(out, torch.nn.functional.max_pool2d(x[None, None], K)[0, 0])
+    return k
+
+
 CASES = [
     ("vector add", "add_masked_tail", lambda: run_add(1000, 256)),
     ("vector add", "add_exact_blocks", lambda: run_add(512, 128)),
@@ -276,4 +325,8 @@ CASES = [
     ("f16/bf16", "cast_bf16_to_f16", lambda: run_cast(torch.bfloat16, torch.float16)),
     ("control flow", "while_loop", run_while),
     ("control flow", "grid_3d", run_grid_3d),
+    ("control flow", "early_return", run_early_return),
+    ("control flow", "merged_returns", run_merged_returns),
+    ("control flow", "nested_loops", run_nested_loops),
+    ("pointer choice", "where_pointers", run_pointer_choice),
 ]

@@ -104,7 +104,8 @@ def test_scalar_pointer_store_out_of_range():
 
 
 @pytest.mark.parametrize("name", ["add_2d_masks_strides", "transpose_strided_store", "gather_scatter",
-                                  "sum_max_argmax", "matmul_f32_loop_pointers", "cast_f16_to_bf16"])
+                                  "sum_max_argmax", "matmul_f32_loop_pointers", "cast_f16_to_bf16",
+                                  "early_return", "nested_loops", "where_pointers"])
 def test_correct_kernels_pass_bounds_checks(name, monkeypatch):
     """No false alarms: the kernels of every family run checked, with correct results."""
     run = {case: run for _family, case, run in CASES}[name]

@@ -22,7 +22,8 @@ from mlir.dialects import arith, memref, scf, tensor
 
 from . import builders as b
 from . import memory
-from .values import Pointer, PointerTensor, Value
+from . import choices
+from .values import Pointer, PointerChoice, PointerTensor, Value
 
 # tt.atomic_rmw `atomic_rmw_op` (TritonAttrEnums.td) -> (kind for ints, kind for floats)
 _KINDS = {
@@ -81,19 +82,25 @@ def _rmw_one(kind, buffer, offset, value, mask):
     return memory._guarded(mask, do, lambda: memory.zero(elem), elem)
 
 
-def _cas_one(buffer, offset, cmp, value, mask=None):
+def _cas_one(buffer, offset, cmp, value, int_type=None):
+    """Compare-and-swap of one element; with `int_type`, on the integer bit patterns of
+    a float buffer (a pointer Triton bitcast: `cmp`, `value` and the result are bits)."""
     elem = memory.buffer_element_type(buffer)
     generic = memref.GenericAtomicRMWOp(elem, buffer, [_index(offset)])
     block = generic.regions[0].blocks.append(elem)
     with ir.InsertionPoint(block):
         current = block.arguments[0]
-        if isinstance(elem, ir.FloatType):
+        new = value
+        if int_type is not None:
+            same = arith.cmpi(0, arith.bitcast(int_type, current), cmp)
+            new = arith.bitcast(elem, value)
+        elif isinstance(elem, ir.FloatType):
             bits = ir.IntegerType.get_signless(ir.FloatType(elem).width)
             same = arith.cmpi(0, arith.bitcast(bits, current), arith.bitcast(bits, cmp))
         else:
             same = arith.cmpi(0, current, cmp)
-        memref.AtomicYieldOp(arith.select(same, value, current))
-    return generic.result
+        memref.AtomicYieldOp(arith.select(same, new, current))
+    return generic.result if int_type is None else arith.bitcast(int_type, generic.result)
 
 
 def _each_element(conv, op, ptr: PointerTensor, operands, one, elem=None):
@@ -121,8 +128,17 @@ def _operand(conv, op, i):
 def atomic_rmw(conv, op):
     ptr = conv.get(op.operands[0])
     value, mask = _operand(conv, op, 1), _operand(conv, op, 2)
-    if not isinstance(ptr, (Pointer, PointerTensor)):
+    if isinstance(ptr, PointerChoice):
+        result = _on_choice(conv, op, ptr, mask,
+                            lambda option, m: _rmw(conv, op, option, value, m))
+    elif isinstance(ptr, (Pointer, PointerTensor)):
+        result = _rmw(conv, op, ptr, value, mask)
+    else:
         raise conv.error(op, "atomic on a value that is not a pointer")
+    conv.set(op.results[0], Value(result))
+
+
+def _rmw(conv, op, ptr, value, mask):
     int_type = conv.reinterpreted.get(op.operands[0])
     if int_type is not None:
         code = ir.IntegerAttr(op.attributes["atomic_rmw_op"]).value
@@ -131,31 +147,25 @@ def atomic_rmw(conv, op):
             raise conv.error(op, f"atomic_rmw op {code} on reinterpreted floats")
         one = lambda off, v, m: _rmw_bits_one(kind_name, ptr.buffer, off, v, m,  # noqa
                                               int_type)
-        result = one(ptr.offset, value, mask) if isinstance(ptr, Pointer) else \
+        return one(ptr.offset, value, mask) if isinstance(ptr, Pointer) else \
             _each_element(conv, op, ptr, [value, mask], one, int_type)
-        conv.set(op.results[0], Value(result))
-        return
     kind = _rmw_kind(conv, op, memory.buffer_element_type(ptr.buffer))
     if isinstance(ptr, Pointer):
-        result = _rmw_one(kind, ptr.buffer, ptr.offset, value, mask)
-    else:
-        result = _each_element(conv, op, ptr, [value, mask],
-                               lambda off, v, m: _rmw_one(kind, ptr.buffer, off, v, m))
-    conv.set(op.results[0], Value(result))
+        return _rmw_one(kind, ptr.buffer, ptr.offset, value, mask)
+    return _each_element(conv, op, ptr, [value, mask],
+                         lambda off, v, m: _rmw_one(kind, ptr.buffer, off, v, m))
 
 
 def atomic_cas(conv, op):
     ptr = conv.get(op.operands[0])
     cmp, value = _operand(conv, op, 1), _operand(conv, op, 2)
-    if not isinstance(ptr, (Pointer, PointerTensor)):
-        raise conv.error(op, "atomic on a value that is not a pointer")
-    if op.operands[0] in conv.reinterpreted:
-        raise conv.error(op, "atomic_cas through a reinterpreted pointer is not supported")
-    if isinstance(ptr, Pointer):
-        result = _cas_one(ptr.buffer, ptr.offset, cmp, value)
+    if isinstance(ptr, PointerChoice):
+        result = _on_choice(conv, op, ptr, None,
+                            lambda option, m: _cas(conv, op, option, cmp, value, m))
+    elif isinstance(ptr, (Pointer, PointerTensor)):
+        result = _cas(conv, op, ptr, cmp, value, None)
     else:
-        result = _each_element(conv, op, ptr, [cmp, value],
-                               lambda off, c, v: _cas_one(ptr.buffer, off, c, v))
+        raise conv.error(op, "atomic on a value that is not a pointer")
     conv.set(op.results[0], Value(result))
 
 
@@ -196,6 +206,29 @@ def atomic_poll(conv, op):
                                lambda off, e: _poll_one(ptr.buffer, off, e),
                                ir.IntegerType.get_signless(1))
     conv.set(op.results[0], Value(result))
+
+
+def _cas(conv, op, ptr, cmp, value, mask):
+    """Compare-and-swap through one buffer; `mask` (from a pointer choice) guards each
+    element, a masked-off one returns 0."""
+    int_type = conv.reinterpreted.get(op.operands[0])
+    elem = int_type or memory.buffer_element_type(ptr.buffer)
+
+    def one(off, c, v, m):
+        return memory._guarded(m, lambda: _cas_one(ptr.buffer, off, c, v, int_type),
+                               lambda: memory.zero(elem), elem)
+
+    if isinstance(ptr, Pointer):
+        return one(ptr.offset, cmp, value, mask)
+    return _each_element(conv, op, ptr, [cmp, value, mask], one, int_type)
+
+
+def _on_choice(conv, op, choice: PointerChoice, mask, run) -> ir.Value:
+    """An atomic through a pointer chosen between buffers, on the buffer in force."""
+    int_type = conv.reinterpreted.get(op.operands[0])
+    elem = int_type or memory.buffer_element_type(choice.options[0].buffer)
+    return choices.per_option(choice, Value(mask) if mask is not None else None,
+                              lambda option, m: run(option, m.value if m else None), elem)
 
 
 def barrier(conv, op):

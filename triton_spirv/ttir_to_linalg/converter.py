@@ -5,6 +5,10 @@ TTIR value, what it became (`values.Value`, `Pointer`, `PointerTensor`). Each op
 one handler in `HANDLERS`; arith and math ops share the elementwise handler, which wraps
 the scalar op in a `linalg.generic` when its operands are tensors.
 
+Before conversion, functions whose TTIR has several blocks (an early `return` inside an
+`if`) are lifted to structured control flow by upstream `lift-cf-to-scf`
+(control_flow.py); `tt.call` is inlined by converting the callee's body in place.
+
 Kernel signature: each `!tt.ptr<T>` argument becomes a `memref<?xT>` (the whole buffer),
 scalars keep their type. Hidden arguments follow: the flat memory buffers of kernels
 with `tt.int_to_ptr` (flat.py), then the assert record of kernels with `tt.assert`
@@ -27,7 +31,9 @@ from . import shapes
 from . import atomics
 from . import debug
 from . import flat
-from .values import Converted, Pointer, PointerTensor, Value, flatten, rebuild
+from .control_flow import ControlFlowError, lift_control_flow
+from . import choices
+from .values import Converted, Pointer, PointerChoice, PointerTensor, Value, flatten, rebuild
 
 
 class ConversionError(Exception):
@@ -92,8 +98,15 @@ def carried_type(t: ir.Type) -> ir.Type:
 
 
 class KernelConverter:
-    def __init__(self, tt_func: ir.Operation, out_module: ir.Module):
+    def __init__(self, tt_func: ir.Operation, out_module: ir.Module,
+                 functions: Optional[Dict[str, ir.Operation]] = None):
         self.tt_func = tt_func
+        # Every tt.func of the TTIR module by name: the callees of tt.call.
+        self.functions = functions or {}
+        # While a callee is inlined: what its tt.return hands back to the tt.call, and the
+        # callees being inlined (a recursive call would never end).
+        self.return_sink: Optional[Callable] = None
+        self.active_calls: list = []
         self.name = ir.StringAttr(tt_func.attributes["sym_name"]).value
         self.out_module = out_module
         self.values: Dict[ir.Value, Converted] = {}
@@ -103,12 +116,15 @@ class KernelConverter:
         # TTIR value -> the integer element type the atomic sees.
         self.reinterpreted: Dict[ir.Value, ir.Type] = {}
         # tt.assert: (file, line, message) per assert id and the hidden record argument
-        # (debug.py); no record when the kernel has no asserts.
-        self.asserts = debug.collect_asserts(tt_func)
+        # (debug.py); no record when the kernel has no asserts. The asserts and pointer
+        # casts of the functions it calls count: their bodies are converted in place.
+        reached = _with_callees(tt_func, self.functions)
+        self.asserts = _unique(key for f in reached for key in debug.collect_asserts(f))
         self.assert_record: Optional[ir.Value] = None
         # tt.int_to_ptr: element type of each hidden flat memory buffer (flat.py) and
         # str(type) -> that argument.
-        self.flat_types = flat.collect_pointees(tt_func, pointee_of)
+        self.flat_types = _unique(
+            (t for f in reached for t in flat.collect_pointees(f, pointee_of)), key=str)
         self.flat_buffers: Dict[str, ir.Value] = {}
 
     # -- errors ---------------------------------------------------------------------------
@@ -196,6 +212,10 @@ class KernelConverter:
             handler = KernelConverter.elementwise
         if handler is None:
             raise self.error(op, f"unsupported operation '{op.name}'")
+        if op.name not in CHOICE_AWARE and any(
+                isinstance(self.values.get(v), PointerChoice) for v in op.operands):
+            raise self.error(op, f"'{op.name}' on a pointer that selects between different "
+                                 f"buffers is not supported")
         with op.location:
             handler(self, op)
 
@@ -246,11 +266,12 @@ class KernelConverter:
     def splat(self, op):
         src = self.get(op.operands[0])
         shape = b.shape_of(op.results[0].type)
+        if isinstance(src, PointerChoice):
+            self.set(op.results[0],
+                     choices.map_options(src, lambda p: _splat_pointer(p, shape)))
+            return
         if isinstance(src, Pointer):
-            offsets = Value(b.splat(src.offset, shape),
-                            affine=analysis.uniform(b.to_index(src.offset), len(shape)),
-                            splat_of=src.offset)
-            self.set(op.results[0], PointerTensor(src.buffer, offsets))
+            self.set(op.results[0], _splat_pointer(src, shape))
             return
         self.set_splat(op.results[0], src.value, shape)
 
@@ -264,10 +285,19 @@ class KernelConverter:
         """Applies a shape op to numbers, masks and pointer offsets alike."""
         src = self.get(op.operands[0])
         out_type = op.results[0].type
-        if isinstance(src, PointerTensor):
-            offsets_type = ir.RankedTensorType.get(b.shape_of(out_type), b.i64())
-            offsets = self._map_value(op, src.offsets, offsets_type, build, affine_fn, box_fn)
-            self.set(op.results[0], PointerTensor(src.buffer, offsets))
+        shape = b.shape_of(out_type)
+
+        def map_pointers(p):
+            offsets_type = ir.RankedTensorType.get(shape, b.i64())
+            offsets = self._map_value(op, p.offsets, offsets_type, build, affine_fn, box_fn)
+            return PointerTensor(p.buffer, offsets)
+
+        if isinstance(src, PointerChoice):
+            which_type = ir.RankedTensorType.get(shape, ir.IntegerType.get_signless(32))
+            self.set(op.results[0], choices.map_options(
+                src, map_pointers, lambda which: build(which, which_type)))
+        elif isinstance(src, PointerTensor):
+            self.set(op.results[0], map_pointers(src))
         else:
             self.set(op.results[0], self._map_value(op, src, out_type, build, affine_fn, box_fn))
 
@@ -323,35 +353,24 @@ class KernelConverter:
     def addptr(self, op):
         ptr = self.get(op.operands[0])
         offset = self.get_value(op, op.operands[1])
-        if isinstance(ptr, Pointer):
-            delta = b.cast_int(offset.value, b.i64())
-            self.set(op.results[0], Pointer(ptr.buffer, arith.addi(ptr.offset, delta)))
-            return
-        shape = ptr.shape
-        rank = len(shape)
-        offsets_type = ir.RankedTensorType.get(shape, b.i64())
-        width = b.int_width(b.element_type(offset.type))
+        if isinstance(ptr, PointerChoice):
+            self.set(op.results[0], choices.map_options(ptr, lambda p: _add_offset(p, offset)))
+        else:
+            self.set(op.results[0], _add_offset(ptr, offset))
 
-        def body(p, o, _out):
-            return [arith.addi(p, b.cast_int(o, b.i64()) if width != 64 else o)]
-
-        value = b.generic([ptr.offsets.value, offset.value], b.parallel_maps(rank, 2),
-                          [offsets_type], body)[0]
-        lhs = analysis.affine_of(ptr.offsets, rank)
-        rhs = analysis.affine_of(offset, rank)
-        affine = analysis.affine_add(lhs, rhs) if lhs is not None and rhs is not None else None
-        self.set(op.results[0], PointerTensor(ptr.buffer, Value(value, affine=affine)))
+    # -- loads and stores -----------------------------------------------------------------
 
     def load(self, op):
         ptr = self.get(op.operands[0])
         mask = self.get_value(op, op.operands[1]) if len(op.operands) > 1 else None
         other = self.get_value(op, op.operands[2]) if len(op.operands) > 2 else None
-        if isinstance(ptr, Pointer):
-            value = memory.scalar_load(ptr, mask.value if mask else None,
-                                       other.value if other else None)
-            self.set(op.results[0], Value(value))
-            return
-        self.set(op.results[0], Value(self._tensor_load(ptr, mask, other)))
+        if isinstance(ptr, PointerChoice):
+            value = choices.load(ptr, mask, other, _scalar_load, self._tensor_load)
+        elif isinstance(ptr, Pointer):
+            value = _scalar_load(ptr, mask.value if mask else None, other)
+        else:
+            value = self._tensor_load(ptr, mask, other)
+        self.set(op.results[0], Value(value))
 
     def _tensor_load(self, ptr: PointerTensor, mask: Optional[Value], other: Optional[Value]):
         rank = len(ptr.shape)
@@ -367,9 +386,14 @@ class KernelConverter:
         ptr = self.get(op.operands[0])
         value = self.get_value(op, op.operands[1])
         mask = self.get_value(op, op.operands[2]) if len(op.operands) > 2 else None
-        if isinstance(ptr, Pointer):
-            memory.scalar_store(ptr, value.value, mask.value if mask else None)
-            return
+        if isinstance(ptr, PointerChoice):
+            choices.store(ptr, value, mask, _scalar_store, self._tensor_store)
+        elif isinstance(ptr, Pointer):
+            _scalar_store(ptr, value, mask.value if mask else None)
+        else:
+            self._tensor_store(ptr, value, mask)
+
+    def _tensor_store(self, ptr: PointerTensor, value: Value, mask: Optional[Value]):
         rank = len(ptr.shape)
         affine = analysis.affine_of(ptr.offsets, rank)
         if affine is not None and (mask is None or mask.box is not None):
@@ -443,12 +467,15 @@ class KernelConverter:
         if op.name != "arith.select":
             raise self.error(op, f"'{op.name}' on pointers is not supported")
         cond, x, y = operands
-        if x.buffer != y.buffer:
-            raise self.error(op, "selecting between pointers into different buffers is not "
-                                 "supported")
+        if isinstance(x, PointerChoice) or isinstance(y, PointerChoice) or x.buffer != y.buffer:
+            self.set(op.results[0], choices.select(self, cond, x, y, self._select_in_buffer))
+        else:
+            self.set(op.results[0], self._select_in_buffer(cond, x, y))
+
+    def _select_in_buffer(self, cond: Value, x, y):
+        """arith.select between two pointers into one buffer: a select of offsets."""
         if isinstance(x, Pointer):
-            self.set(op.results[0], Pointer(x.buffer, arith.select(cond.value, x.offset, y.offset)))
-            return
+            return Pointer(x.buffer, arith.select(cond.value, x.offset, y.offset))
         shape = x.shape
         otype = ir.RankedTensorType.get(shape, b.i64())
         inputs = [v for v in (cond.value, x.offsets.value, y.offsets.value)]
@@ -461,7 +488,7 @@ class KernelConverter:
 
         value = b.generic(tensor_inputs, b.parallel_maps(len(shape), len(tensor_inputs)),
                           [otype], body)[0]
-        self.set(op.results[0], PointerTensor(x.buffer, Value(value)))
+        return PointerTensor(x.buffer, Value(value))
 
     # -- control flow ---------------------------------------------------------------------
 
@@ -485,16 +512,17 @@ class KernelConverter:
         try:
             with ir.InsertionPoint(loop.body):
                 self.set(old_body.arguments[0], Value(loop.induction_variable))
-                for old_arg, new_arg, init, c in zip(list(old_body.arguments)[1:],
-                                                     loop.inner_iter_args, inits, carried):
-                    self.set(old_arg, self._uncarry(init, c, new_arg))
+                args = iter(loop.inner_iter_args)
+                for old_arg, init, c in zip(list(old_body.arguments)[1:], inits, carried):
+                    self.set(old_arg, self._uncarry(init, c, _take(args, init, c)))
                 self._convert_region_body(op, old_body, inits, carried,
                                           destinations=list(loop.inner_iter_args))
         except _NotABlockLoop:
             loop.operation.erase()
             raise
-        for old, new, init, c in zip(op.results, loop.results, inits, carried):
-            self.set(old, self._uncarry(init, c, new))
+        results = iter(loop.results)
+        for old, init, c in zip(op.results, inits, carried):
+            self.set(old, self._uncarry(init, c, _take(results, init, c)))
 
     @staticmethod
     def _block_carry(init):
@@ -502,9 +530,10 @@ class KernelConverter:
             return analysis.affine_of(init.offsets, len(init.shape))
         return None
 
-    def _uncarry(self, template, affine, value):
+    def _uncarry(self, template, affine, values):
         if affine is None:
-            return rebuild(template, [value])
+            return rebuild(template, values)
+        (value,) = values
         block = analysis.AffineIndex(value, list(affine.strides))
         offsets = analysis.materialize(block, template.shape)
         return PointerTensor(template.buffer, Value(offsets, affine=block))
@@ -536,6 +565,11 @@ class KernelConverter:
         def on_return(yielded):
             flat = []
             for got, want, affine in zip(yielded, templates, carried):
+                if isinstance(want, PointerChoice):
+                    flat.extend(flatten(self._as_carried_choice(op, got, want)))
+                    continue
+                if choices.points_nowhere(got) and type(got) is type(want):
+                    got = rebuild(want, flatten(got))
                 if type(got) is not type(want) or (
                         not isinstance(want, Value) and got.buffer != want.buffer):
                     raise self.error(op, "a loop or branch yields a pointer into a different "
@@ -559,6 +593,24 @@ class KernelConverter:
 
         self.convert_region(block, on_return)
 
+    def _as_carried_choice(self, op, got, want: PointerChoice) -> PointerChoice:
+        """A pointer a branch or loop body yields, as the choice `want` the op carries:
+        over the same buffers, with a `which` of the same type (a branch template has
+        none yet: tensors of pointers carry a tensor `which`)."""
+        if any(buffer not in want.buffers for buffer in choices.buffers_of(got)):
+            raise self.error(op, "a loop yields a pointer into a buffer it did not start "
+                                 "with; not supported")
+        choice = choices.as_choice(got, want.buffers)
+        tensor_which = isinstance(want.options[0], PointerTensor) if want.which is None \
+            else b.is_tensor(want.which.type)
+        if tensor_which and not b.is_tensor(choice.which.type):
+            return PointerChoice(choice.options,
+                                 b.splat(choice.which, choice.options[0].shape))
+        if not tensor_which and b.is_tensor(choice.which.type):
+            raise self.error(op, "a loop carries a pointer chosen by one condition for the "
+                                 "whole tile and yields one chosen per element; not supported")
+        return choice
+
     def region_return(self, op):
         if self.yield_sink is None:
             raise self.error(op, f"{op.name} outside a converted region")
@@ -567,92 +619,176 @@ class KernelConverter:
     def scf_if(self, op):
         cond = self.get_value(op, op.operands[0]).value
         then_block = op.regions[0].blocks[0]
-        result_types = [carried_type(r.type) for r in op.results]
         has_else = len(op.regions[1].blocks) > 0
-        # Tensor results are not yielded: each branch stores its tile into one buffer made
-        # before the scf.if, read back after it. Yielding tiles would make bufferization
-        # return a different buffer from each branch, which the memref stage cannot hold.
-        buffers = [memory.tile_buffer(b.shape_of(t), b.element_type(t)) if b.is_tensor(t)
-                   else None for t in result_types]
-        if_op = scf.IfOp(cond, [t for t, m in zip(result_types, buffers) if m is None],
-                         has_else=has_else)
-        templates = self._branch_templates(op, then_block)
+        buffers, templates, yielded_types = self._branch_results(
+            op, [region.blocks[0] for region in op.regions if len(region.blocks)])
+        if_op = scf.IfOp(cond, yielded_types, has_else=has_else)
         with ir.InsertionPoint(if_op.then_block):
             self._convert_region_body(op, then_block, templates, buffers=buffers)
         if has_else:
             with ir.InsertionPoint(if_op.else_block):
                 self._convert_region_body(op, op.regions[1].blocks[0], templates,
                                           buffers=buffers)
-        yielded = iter(if_op.results)
-        for old, buffer, t in zip(op.results, buffers, templates):
-            value = memory.as_tensor(buffer) if buffer is not None else next(yielded)
-            self.set(old, rebuild(t, [value]))
+        self._bind_branch_results(op, buffers, templates, if_op.results)
 
-    def _branch_templates(self, op, then_block):
-        """What each scf.if result is; pointers take their buffer from the then-branch's
-        yielded value (defined outside the branch, or built from such a value)."""
-        terminator = list(then_block.operations)[-1]
+    def _branch_results(self, op, blocks):
+        """How the results of a branching op (scf.if, scf.index_switch) travel.
+
+        Tensor results are not yielded: each branch stores its tile into one buffer made
+        before the op, read back after it. Yielding tiles would make bufferization return
+        a different buffer from each branch, which the memref stage cannot hold.
+        -> (buffer or None per result, templates, types of the results still yielded)"""
+        templates = self._branch_templates(op, blocks)
+        result_types = [t for r, template in zip(op.results, templates)
+                        for t in _carried_types(r.type, template)]
+        buffers = [memory.tile_buffer(b.shape_of(t), b.element_type(t)) if b.is_tensor(t)
+                   else None for t in result_types]
+        return buffers, templates, [t for t, m in zip(result_types, buffers) if m is None]
+
+    def _bind_branch_results(self, op, buffers, templates, yielded_results):
+        yielded = iter(yielded_results)
+        values = iter(memory.as_tensor(buffer) if buffer is not None else next(yielded)
+                      for buffer in buffers)
+        for old, t in zip(op.results, templates):
+            count = len(_carried_types(old.type, t))
+            self.set(old, rebuild(t, [next(values) for _ in range(count)]))
+
+    def scf_index_switch(self, op):
+        """scf.index_switch (lift-cf-to-scf makes one where several paths leave a function
+        through one exit) -> a chain of scf.if, one per case, the default in the last
+        else."""
+        selector = self.get_value(op, op.operands[0]).value
+        cases = list(ir.DenseI64ArrayAttr(op.attributes["cases"]))
+        default_block = op.regions[0].blocks[0]
+        case_blocks = [region.blocks[0] for region in list(op.regions)[1:]]
+        buffers, templates, yielded_types = self._branch_results(
+            op, case_blocks + [default_block])
+
+        def convert(block):
+            self._convert_region_body(op, block, templates, buffers=buffers)
+
+        def chain(i):
+            """scf.if for cases[i:], built at the current insertion point."""
+            cond = arith.cmpi(arith.CmpIPredicate.eq, selector, b.const_index(cases[i]))
+            if_op = scf.IfOp(cond, yielded_types, has_else=True)
+            with ir.InsertionPoint(if_op.then_block):
+                convert(case_blocks[i])
+            with ir.InsertionPoint(if_op.else_block):
+                if i + 1 == len(cases):
+                    convert(default_block)
+                else:
+                    scf.YieldOp(list(chain(i + 1).results))
+            return if_op
+
+        if not cases:
+            execute = scf.ExecuteRegionOp(yielded_types)
+            with ir.InsertionPoint(execute.regions[0].blocks.append()):
+                convert(default_block)
+            results = execute.results
+        else:
+            results = chain(0).results
+        self._bind_branch_results(op, buffers, templates, results)
+
+    def _branch_templates(self, op, blocks):
+        """What each result of a branching op is; pointers take their buffers from the
+        values the branches yield (defined outside the branch, or built from such values).
+        A pointer that comes from different buffers in different branches is a
+        `PointerChoice` over all of them."""
+        terminators = [list(block.operations)[-1] for block in blocks]
         templates = []
         for i, r in enumerate(op.results):
             if not is_pointer_type(r.type):
                 templates.append(Value(r))  # only the kind matters
                 continue
-            buffer = self._buffer_of(terminator.operands[i])
-            if buffer is None:
+            buffers = choices.union(*[self._buffers_of(t.operands[i]) for t in terminators])
+            if not buffers:
                 raise self.error(op, "cannot tell which buffer a pointer chosen by scf.if "
                                      "points into")
-            templates.append(Pointer(buffer, None) if not b.is_tensor(r.type)
-                             else PointerTensor(buffer, None))
+            kind = PointerTensor if b.is_tensor(r.type) else Pointer
+            options = [kind(buffer, None) for buffer in buffers]
+            templates.append(options[0] if len(options) == 1 else PointerChoice(options, None))
         return templates
 
-    def _buffer_of(self, v: ir.Value):
-        """The kernel buffer a TTIR pointer value points into, by walking its definition."""
-        seen = 0
-        while seen < 1000:
-            seen += 1
+    def _buffers_of(self, v: ir.Value) -> list:
+        """The kernel buffers a TTIR pointer value may point into, by walking its
+        definition (selects and scf.if take the buffers of every value they choose from)."""
+        for _ in range(1000):
             if v in self.values:
-                c = self.values[v]
-                return getattr(c, "buffer", None)
+                return choices.buffers_of(self.values[v])
             owner = v.owner
             if isinstance(owner, ir.Block) or not owner.operands:
-                return None
-            v = owner.operation.operands[0]
-        return None
+                return []
+            owner = owner.operation
+            if owner.name == "arith.select":
+                return choices.union(self._buffers_of(owner.operands[1]),
+                                     self._buffers_of(owner.operands[2]))
+            if owner.name == "scf.if":
+                i = ir.OpResult(v).result_number
+                return choices.union(*[
+                    self._buffers_of(list(region.blocks[0].operations)[-1].operands[i])
+                    for region in owner.regions if len(region.blocks)])
+            v = owner.operands[0]
+        return []
+
+    def _buffer_of(self, v: ir.Value):
+        """The one kernel buffer a TTIR pointer value points into (None if unknown)."""
+        buffers = self._buffers_of(v)
+        return buffers[0] if len(buffers) == 1 else None
 
     def scf_while(self, op):
         inits = [self.get(v) for v in op.operands]
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
         condition = list(before.operations)[-1]
+        passed_ttir = list(condition.operands)[1:]
+        # Positions where scf.condition passes the before region's argument on unchanged.
+        # Only there may a pointer chosen between buffers travel on: the results must be
+        # typed before the before region is converted.
+        through = [i < len(inits) and v == before.arguments[i]
+                   for i, v in enumerate(passed_ttir)]
+        chosen = [through[i] and isinstance(inits[i], PointerChoice)
+                  for i in range(len(passed_ttir))]
         flat_inits = [v for init in inits for v in flatten(init)]
-        result_types = [carried_type(r.type) for r in op.results]
+        result_groups = [[v.type for v in flatten(inits[i])] if chosen[i]
+                         else [carried_type(r.type)] for i, r in enumerate(op.results)]
+        result_types = [t for group in result_groups for t in group]
         while_op = scf.WhileOp(result_types, flat_inits)
         before_block = while_op.before.blocks.append(*[v.type for v in flat_inits])
         after_block = while_op.after.blocks.append(*result_types)
         with ir.InsertionPoint(before_block):
-            for old, new, t in zip(before.arguments, before_block.arguments, inits):
-                self.set(old, rebuild(t, [new]))
+            args = iter(before_block.arguments)
+            for old, t in zip(before.arguments, inits):
+                self.set(old, rebuild(t, [next(args) for _ in flatten(t)]))
             saved = self.yield_sink
             self.yield_sink = None
             for inner in list(before.operations)[:-1]:
                 self.convert_op(inner.operation)
             self.yield_sink = saved
             cond = self.get_value(op, condition.operands[0]).value
-            passed = [self.get(v) for v in list(condition.operands)[1:]]
+            passed = [self.get(v) for v in passed_ttir]
+            if any(isinstance(p, PointerChoice) and not c for p, c in zip(passed, chosen)):
+                raise self.error(op, "a while loop's condition passes on a pointer that "
+                                     "selects between different buffers and is not the "
+                                     "loop's own argument; not supported")
             # What the after region and the results are: like the values passed on
-            # (pointers keep the buffer they point into).
-            after_templates = [rebuild(p, [None]) if not isinstance(p, Value) else Value(None)
-                               for p in passed]
+            # (pointers keep the buffers they point into).
+            after_templates = [p if c else rebuild(p, [None]) if not isinstance(p, Value)
+                               else Value(None) for p, c in zip(passed, chosen)]
             with condition.location:
                 scf.ConditionOp(cond, [v for p in passed for v in flatten(p)])
+        after_groups = _grouped(after_block.arguments, result_groups)
         with ir.InsertionPoint(after_block):
-            for old, new, t in zip(after.arguments, after_block.arguments, after_templates):
-                self.set(old, rebuild(t, [new]))
+            for old, group, t in zip(after.arguments, after_groups, after_templates):
+                self.set(old, rebuild(t, group))
             # Yielded tiles go into the buffers that flowed in (bufferization wants the
-            # yielded values equivalent to the loop arguments).
-            self._convert_region_body(op, after, inits,
-                                      destinations=list(after_block.arguments))
-        for old, new, t in zip(op.results, while_op.results, after_templates):
-            self.set(old, rebuild(t, [new]))
+            # yielded values equivalent to the loop arguments): the after region's
+            # arguments where the condition passed the loop's arguments on unchanged.
+            destinations = [d for i, init in enumerate(inits)
+                            for d in (after_groups[i] if i < len(through) and through[i]
+                                      else [None] * len(flatten(init)))]
+            self._convert_region_body(op, after, inits, destinations=destinations)
+        for old, group, t in zip(op.results, _grouped(while_op.results, result_groups),
+                                 after_templates):
+            self.set(old, rebuild(t, group))
 
     def _template_from_type(self, t, i, condition, inits):
         if not is_pointer_type(t):
@@ -663,14 +799,47 @@ class KernelConverter:
         return Pointer(buffer, None) if not b.is_tensor(t) else PointerTensor(buffer, None)
 
     def tt_return(self, op):
+        if self.return_sink is not None:
+            self.return_sink([self.get(v) for v in op.operands])
+            return
         if len(op.operands):
             raise self.error(op, "a kernel cannot return values")
         func.ReturnOp([])
 
+    def call(self, op):
+        """tt.call (a `noinline` function Triton kept): the callee's body is converted in
+        place, its arguments bound to the call's operands (tensors and pointers alike);
+        the values its tt.return hands back become the call's results. The memref stage has
+        no calls (docs/memref-stage.md), so every call is inlined here."""
+        name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        callee = self.functions.get(name)
+        if callee is None or not callee.regions[0].blocks:
+            raise self.error(op, f"call of function '{name}', which the module does not define")
+        if name in self.active_calls:
+            raise self.error(op, f"recursive call of function '{name}' is not supported")
+        body = callee.regions[0].blocks[0]
+        for arg, operand in zip(body.arguments, op.operands):
+            self.set(arg, self.get(operand))
+        returned = []
+        saved_return, saved_yield = self.return_sink, self.yield_sink
+        self.return_sink, self.yield_sink = returned.extend, None
+        self.active_calls.append(name)
+        try:
+            self.convert_block(body)
+        finally:
+            self.active_calls.pop()
+            self.return_sink, self.yield_sink = saved_return, saved_yield
+        for old, new in zip(op.results, returned):
+            self.set(old, new)
+
     def poison(self, op):
-        # ub.poison only feeds unreachable code after Triton's passes; any value will do.
+        # ub.poison only feeds unreachable code after Triton's passes (and the paths
+        # lift-cf-to-scf merges after an early return); any value will do. A pointer
+        # points into no buffer: a branch or choice it joins takes the others' buffers.
         t = op.results[0].type
-        if b.is_tensor(t):
+        if is_pointer_type(t):
+            self.set(op.results[0], choices.nowhere(b.shape_of(t) if b.is_tensor(t) else None))
+        elif b.is_tensor(t):
             self.set_splat(op.results[0], memory.zero(b.element_type(t)), b.shape_of(t))
         else:
             self.set(op.results[0], Value(memory.zero(t)))
@@ -685,10 +854,117 @@ class KernelConverter:
         """Ops that carry hints only (tt.assume)."""
 
 
+def _carried_types(ttir_type: ir.Type, template) -> list:
+    """The types of the values that carry a result of `ttir_type` (see values.flatten)."""
+    if not isinstance(template, PointerChoice):
+        return [carried_type(ttir_type)]
+    i32 = ir.IntegerType.get_signless(32)
+    which = ir.RankedTensorType.get(b.shape_of(ttir_type), i32) if b.is_tensor(ttir_type) \
+        else i32
+    return [which] + [carried_type(ttir_type)] * len(template.options)
+
+
+def _take(values, init, affine) -> list:
+    """The next values of `values` that carry `init` (one for a block-carried pointer)."""
+    return [next(values) for _ in (flatten(init) if affine is None else [None])]
+
+
+def _scalar_load(ptr: Pointer, mask: Optional[ir.Value], other: Optional[Value]) -> ir.Value:
+    return memory.scalar_load(ptr, mask, other.value if other else None)
+
+
+def _scalar_store(ptr: Pointer, value: Value, mask: Optional[ir.Value]) -> None:
+    memory.scalar_store(ptr, value.value, mask)
+
+
+def _splat_pointer(ptr: Pointer, shape) -> PointerTensor:
+    offsets = Value(b.splat(ptr.offset, shape),
+                    affine=analysis.uniform(b.to_index(ptr.offset), len(shape)),
+                    splat_of=ptr.offset)
+    return PointerTensor(ptr.buffer, offsets)
+
+
+def _add_offset(ptr, offset: Value):
+    """tt.addptr on a pointer into one buffer (`Pointer` or `PointerTensor`)."""
+    if isinstance(ptr, Pointer):
+        delta = b.cast_int(offset.value, b.i64())
+        return Pointer(ptr.buffer, arith.addi(ptr.offset, delta))
+    shape = ptr.shape
+    rank = len(shape)
+    offsets_type = ir.RankedTensorType.get(shape, b.i64())
+    width = b.int_width(b.element_type(offset.type))
+
+    def body(p, o, _out):
+        return [arith.addi(p, b.cast_int(o, b.i64()) if width != 64 else o)]
+
+    value = b.generic([ptr.offsets.value, offset.value], b.parallel_maps(rank, 2),
+                      [offsets_type], body)[0]
+    lhs = analysis.affine_of(ptr.offsets, rank)
+    rhs = analysis.affine_of(offset, rank)
+    affine = analysis.affine_add(lhs, rhs) if lhs is not None and rhs is not None else None
+    return PointerTensor(ptr.buffer, Value(value, affine=affine))
+
+
+def _with_callees(tt_func, functions) -> list:
+    """The kernel and every function it calls, directly or not: their asserts and
+    tt.int_to_ptr are the kernel's once calls are inlined."""
+    found, names, todo = [], set(), [tt_func]
+    while todo:
+        f = todo.pop()
+        name = ir.StringAttr(f.attributes["sym_name"]).value
+        if name in names:
+            continue
+        names.add(name)
+        found.append(f)
+        for call in b.nested_ops(f, "tt.call"):
+            callee = functions.get(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
+            if callee is not None:
+                todo.append(callee)
+    return found
+
+
+def _unique(items, key=lambda item: item) -> list:
+    """`items` without repeats (by `key`), in order of first appearance."""
+    out, seen = [], set()
+    for item in items:
+        if key(item) not in seen:
+            seen.add(key(item))
+            out.append(item)
+    return out
+
+
+def _grouped(values, groups) -> list:
+    """`values` cut into consecutive lists as long as the lists of `groups`."""
+    values = iter(values)
+    return [[next(values) for _ in group] for group in groups]
+
+
 def _copy_into(value: ir.Value, destination) -> ir.Value:
-    if destination is None or value == destination or not b.is_tensor(value.type):
+    if destination is None or not b.is_tensor(value.type) or _already_in(value, destination):
         return value
     return bufferization.MaterializeInDestinationOp(value.type, value, destination).result
+
+
+def _already_in(value: ir.Value, destination: ir.Value) -> bool:
+    """Whether `value` is `destination` updated in place: the result of an inner loop
+    that carried `destination` (nested loops around one accumulator), of a copy into it,
+    or the value itself. Copying such a value into `destination` again would read the
+    buffer after the inner loop overwrote it, which one-shot bufferization reports as a
+    read-after-write conflict."""
+    seen = 0
+    while value != destination and seen < 1000:
+        seen += 1
+        owner = value.owner if isinstance(value, ir.OpResult) else None
+        if owner is None:
+            return False
+        if owner.name == "scf.for":
+            # results follow (lb, ub, step, inits...)
+            value = owner.operands[3 + ir.OpResult(value).result_number]
+        elif owner.name == "bufferization.materialize_in_destination":
+            value = owner.operands[1]
+        else:
+            return False
+    return value == destination
 
 
 def _is_i1(t: ir.Type) -> bool:
@@ -709,6 +985,12 @@ def _arg_name(arg: ir.Value, index: int) -> str:
     return f"arg{index}"
 
 
+# Ops that take a PointerChoice (choices.py) as an operand; anything else is rejected.
+CHOICE_AWARE = {"tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.trans",
+                "tt.reshape",
+                "tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "arith.select",
+                "scf.yield", "tt.return", "tt.call", "scf.for", "scf.while", "scf.condition"}
+
 HANDLERS: Dict[str, Callable] = {
     "tt.get_program_id": KernelConverter.program_id,
     "tt.get_num_programs": KernelConverter.num_programs,
@@ -721,6 +1003,7 @@ HANDLERS: Dict[str, Callable] = {
     "tt.load": KernelConverter.load,
     "tt.store": KernelConverter.store,
     "tt.return": KernelConverter.tt_return,
+    "tt.call": KernelConverter.call,
     "tt.assume": KernelConverter.ignore,
     "llvm.intr.assume": KernelConverter.ignore,  # tl.assume: a hint only
     "tt.int_to_ptr": KernelConverter.int_to_ptr,
@@ -729,6 +1012,7 @@ HANDLERS: Dict[str, Callable] = {
     "scf.for": KernelConverter.scf_for,
     "scf.if": KernelConverter.scf_if,
     "scf.while": KernelConverter.scf_while,
+    "scf.index_switch": KernelConverter.scf_index_switch,
     "scf.yield": KernelConverter.region_return,
     "tt.reduce": reductions.reduce,
     "tt.reduce.return": KernelConverter.region_return,
@@ -746,17 +1030,25 @@ HANDLERS: Dict[str, Callable] = {
 def convert_ttir(ttir_module: ir.Module) -> ir.Module:
     """Converts every public `tt.func` of `ttir_module` into a `func.func` on Linalg.
 
-    The result lives in the same MLIR context and passes the verifier.
+    The result lives in the same MLIR context and passes the verifier. Functions of
+    `ttir_module` with several blocks are restructured in place first (control_flow.py).
     """
     with ttir_module.context, ir.Location.unknown():
+        try:
+            lift_control_flow(ttir_module)
+        except ControlFlowError as err:
+            raise ConversionError(str(err)) from None
         out = ir.Module.create()
         kernels = [op.operation for op in ttir_module.body.operations
                    if op.operation.name == "tt.func"
                    and _visibility(op.operation) != "private"]
         if not kernels:
             raise ConversionError("the TTIR module has no public tt.func kernel")
+        functions = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+                     for op in ttir_module.body.operations
+                     if op.operation.name == "tt.func"}
         for kernel in kernels:
-            KernelConverter(kernel, out).convert()
+            KernelConverter(kernel, out, functions).convert()
         try:
             out.operation.verify()
         except ir.MLIRError as err:

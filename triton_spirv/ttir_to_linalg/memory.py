@@ -71,14 +71,14 @@ def sub_box(view: ir.Value, starts, sizes) -> ir.Value:
     dyn_sizes, static_sizes = _mixed_sizes(sizes)
     # The verifier wants the exact inferred layout: a static offset when everything that
     # makes it up is static.
-    # (terms whose offset is a static 0 vanish, even when their stride is dynamic)
-    parts = [src_offset] + [x for o, st in zip(static_offsets, src_strides) if o != 0
-                            for x in (o, st)]
+    # (terms whose offset or stride is a static 0 vanish, even when the other factor is
+    # dynamic: a stride-0 dimension, where every lane addresses one element, adds nothing)
+    terms = [(o, st) for o, st in zip(static_offsets, src_strides) if o != 0 and st != 0]
+    parts = [src_offset] + [x for term in terms for x in term]
     if DYNAMIC in parts:
         offset = DYNAMIC
     else:
-        offset = src_offset + sum(o * st for o, st in zip(static_offsets, src_strides)
-                                  if o != 0)
+        offset = src_offset + sum(o * st for o, st in terms)
     layout = ir.StridedLayoutAttr.get(offset, list(src_strides))
     result = ir.MemRefType.get(static_sizes, mtype.element_type, layout)
     return memref.SubViewOp(result, view, dyn_offsets, dyn_sizes, [], static_offsets,

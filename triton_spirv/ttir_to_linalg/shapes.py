@@ -25,7 +25,8 @@ from mlir.dialects import arith, linalg, tensor
 
 from . import analysis
 from . import builders as b
-from .values import AffineIndex, Box, Pointer, PointerTensor, Value
+from . import choices
+from .values import AffineIndex, Box, Pointer, PointerChoice, PointerTensor, Value
 
 
 def _reassociation(groups):
@@ -91,14 +92,21 @@ def reshape(conv, op):
     out_shape = b.shape_of(op.results[0].type)
     in_shape = b.shape_of(op.operands[0].type)
     src = conv.get(op.operands[0])
-    target = src.offsets if isinstance(src, PointerTensor) else src
-    if not isinstance(target, Value):
-        raise conv.error(op, "tt.reshape of a scalar pointer")
-    affine, box = _reshape_structure(target, in_shape, out_shape)
-    value = Value(reshape_value(target.value, out_shape), affine=affine, box=box,
-                  splat_of=target.splat_of)
-    conv.set(op.results[0], PointerTensor(src.buffer, value)
-             if isinstance(src, PointerTensor) else value)
+
+    def reshaped(src):
+        target = src.offsets if isinstance(src, PointerTensor) else src
+        if not isinstance(target, Value):
+            raise conv.error(op, "tt.reshape of a scalar pointer")
+        affine, box = _reshape_structure(target, in_shape, out_shape)
+        value = Value(reshape_value(target.value, out_shape), affine=affine, box=box,
+                      splat_of=target.splat_of)
+        return PointerTensor(src.buffer, value) if isinstance(src, PointerTensor) else value
+
+    if isinstance(src, PointerChoice):
+        conv.set(op.results[0], choices.map_options(
+            src, reshaped, lambda which: reshape_value(which, out_shape)))
+    else:
+        conv.set(op.results[0], reshaped(src))
 
 
 def _offsets_or_values(conv, op, operands):

@@ -9,6 +9,9 @@ Every TTIR value maps to one of:
 - `PointerTensor`: a tensor of pointers into one buffer: the buffer and a `Value` holding
   the element offsets (an i64 tensor). When those offsets are an `AffineIndex`, loads and
   stores become block copies; otherwise they go through the gather/scatter path.
+- `PointerChoice`: a pointer or tensor of pointers into one of several buffers (Triton
+  selected between kernel arguments): one `Pointer`/`PointerTensor` per buffer and an
+  i32 `which` naming the buffer in force (choices.py).
 
 Scalars in `AffineIndex`/`Box` are `Scalar`s: a Python int (known at compile time) or an
 `index`-typed `ir.Value`. `scalar_ops` folds ints and emits `arith` ops otherwise.
@@ -68,11 +71,28 @@ class PointerTensor:
         return list(ir.RankedTensorType(self.offsets.type).shape)
 
 
-Converted = Union[Value, Pointer, PointerTensor]
+@dataclass
+class PointerChoice:
+    """A pointer, or a tensor of pointers, into one of several buffers (Triton selects
+    between kernel arguments: `p = a_ptr if flag else b_ptr`, `tl.where(c, a_ptr + i,
+    b_ptr + i)`; see choices.py). `options[k]` is where the pointer points if it points
+    into the k-th buffer; `which` (an i32 scalar, or an i32 tensor of the pointers' shape)
+    is the k in force, per element."""
+    options: list  # Pointer or PointerTensor, one per buffer, buffers distinct
+    which: ir.Value
+
+    @property
+    def buffers(self) -> list:
+        return [o.buffer for o in self.options]
+
+
+Converted = Union[Value, Pointer, PointerTensor, PointerChoice]
 
 
 def flatten(converted: Converted) -> list:
     """The SSA values that carry `converted` across region boundaries (loops, ifs)."""
+    if isinstance(converted, PointerChoice):
+        return [converted.which] + [flatten(o)[0] for o in converted.options]
     if isinstance(converted, Pointer):
         return [converted.offset]
     if isinstance(converted, PointerTensor):
@@ -82,6 +102,9 @@ def flatten(converted: Converted) -> list:
 
 def rebuild(template: Converted, values: list) -> Converted:
     """The inverse of `flatten`: the same kind of value as `template`, from `values`."""
+    if isinstance(template, PointerChoice):
+        return PointerChoice([rebuild(o, [v]) for o, v in zip(template.options, values[1:])],
+                             values[0])
     (value,) = values
     if isinstance(template, Pointer):
         return Pointer(template.buffer, value)
