@@ -268,10 +268,24 @@ _CMPI_U = {"EQ": arith.CmpIPredicate.eq, "NE": arith.CmpIPredicate.ne,
 def _compare(em, instr, a):
     direction = instr.attr("direction")
     et = _et(instr, 0)
+    if et.is_float and instr.attrs.get("type") == "TOTALORDER":
+        return arith.cmpi(_CMPI_S[direction], *(total_order_key(x) for x in a))
     if et.is_float:
         return arith.cmpf(_CMPF[direction], *a)
     table = _CMPI_U if et.is_unsigned else _CMPI_S
     return arith.cmpi(table[direction], *a)
+
+
+def total_order_key(x: ir.Value) -> ir.Value:
+    """A float as a signed integer of its width whose order is IEEE total order
+    (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN): the bits, with the magnitude
+    bits flipped for negative numbers."""
+    width = ir.FloatType(x.type).width
+    int_type = ir.IntegerType.get_signless(width)
+    bits = arith.bitcast(int_type, x)
+    magnitude = arith.constant(int_type, (1 << (width - 1)) - 1)
+    sign = arith.shrsi(bits, arith.constant(int_type, width - 1))   # 0 or all ones
+    return arith.xori(bits, arith.andi(sign, magnitude))
 
 
 def _select(em, instr, a):
@@ -694,6 +708,10 @@ class Elemental:
             return [values[instr.operands[0]][instr.int_attr("index")]]
         if op in ELEMENTWISE:
             return [ELEMENTWISE[op](self, instr, [values[o][0] for o in instr.operands])]
+        if op == "bitcast" and instr.shape.element != instr.operands[0].shape.element:
+            # A scalar bitcast between types of one width (comparators of float
+            # sorts) reinterprets the bits.
+            return [_bitcast_convert(self, instr, [values[instr.operands[0]][0]])]
         if op in ("broadcast", "reshape", "bitcast") and instr.shape.size == 1:
             return values[instr.operands[0]]
         raise HloUnsupportedError(f"{where(instr)}: {op} is not supported in a scalar "
@@ -875,13 +893,19 @@ def _dynamic_update_slice(em: Elemental, instr, indices) -> list[ir.Value]:
 
 
 def gather_operand_index(em: Elemental, instr, indices) -> list[ir.Value]:
-    """The operand index an output element of a gather reads (general form)."""
+    """The operand index an output element of a gather reads (general form, with
+    batching dimensions: operand dimension `operand_batching_dims[k]` is indexed by
+    the output's batch index along start-indices dimension
+    `start_indices_batching_dims[k]`, as `vmap` of a gather prints)."""
     operand, starts_op = instr.operands
     offset_dims = instr.int_list("offset_dims", ())
     collapsed = instr.int_list("collapsed_slice_dims", ())
     start_map = instr.int_list("start_index_map", ())
-    if instr.int_list("operand_batching_dims", ()):
-        raise HloUnsupportedError(f"{where(instr)}: gathers with batching dims are not supported")
+    operand_batching = instr.int_list("operand_batching_dims", ())
+    indices_batching = instr.int_list("start_indices_batching_dims", ())
+    if len(operand_batching) != len(indices_batching):
+        raise HloUnsupportedError(f"{where(instr)}: operand_batching_dims and "
+                                  f"start_indices_batching_dims differ in length")
     slice_sizes = instr.int_list("slice_sizes")
     ivd = instr.int_attr("index_vector_dim", starts_op.shape.rank)
     batch_idx = [v for d, v in enumerate(indices) if d not in offset_dims]
@@ -894,7 +918,10 @@ def gather_operand_index(em: Elemental, instr, indices) -> list[ir.Value]:
             idx.insert(ivd, const_index(k))
         v = to_index(em.scalar(starts_op, idx), starts_op.shape.element)
         start[od] = clamp_index(v, 0, operand.shape.dims[od] - slice_sizes[od])
-    window = [d for d in range(rank) if d not in collapsed]
+    for od, sd in zip(operand_batching, indices_batching):
+        # batch_idx walks the start-indices dimensions without index_vector_dim.
+        start[od] = batch_idx[sd if sd < ivd else sd - 1]
+    window = [d for d in range(rank) if d not in collapsed and d not in operand_batching]
     full = list(start)
     for d, off in zip(window, offset_idx):
         full[d] = arith.addi(start[d], off)
@@ -926,3 +953,11 @@ SPECIAL: dict[str, Callable] = {
     "map": _map,
     "get-tuple-element": _get_tuple_element,
 }
+
+
+def _register_convolution() -> None:
+    from .convolution import emit_convolution   # it builds on the helpers above
+    SPECIAL["convolution"] = emit_convolution
+
+
+_register_convolution()

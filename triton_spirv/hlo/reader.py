@@ -478,7 +478,7 @@ class _Reader:
             if key in ("to_apply", "calls", "condition", "body"):
                 for callee in value.strip("{}").split(","):
                     pending_calls.append((instr, callee.strip().lstrip("%"), key_pos))
-            elif key == "branch_computations":
+            elif key in ("branch_computations", "called_computations"):
                 for callee in value.strip("{}").split(","):
                     pending_calls.append((instr, callee.strip().lstrip("%"), key_pos))
         self.skip_space(newlines=False)

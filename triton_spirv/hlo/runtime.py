@@ -31,7 +31,7 @@ from .shapes import bf16_bits_to_f32, f32_to_bf16_bits
 
 # Entry-level instructions that move no data.
 NO_KERNEL = {"parameter", "constant", "tuple", "get-tuple-element", "call", "while",
-             "conditional", "opt-barrier", "after-all", "add-dependency"}
+             "conditional", "opt-barrier", "after-all", "add-dependency", "custom-call"}
 
 
 class _HostArray:
@@ -101,6 +101,7 @@ class ModuleRunner:
         self.source_path = source_file_for(module)
         self.keep_stages = keep_stages
         self.fusions: dict[HloInstruction, CompiledFusion] = {}
+        self.lowerings: dict[HloInstruction, HloComputation] = {}   # custom-calls
         self.dynamic = module_is_dynamic(module)
         self._entry_check = None
         if self.dynamic:
@@ -131,7 +132,16 @@ class ModuleRunner:
             for instr in comp.instructions:
                 if instr.opcode in ("call", "while", "conditional"):
                     stack.extend(instr.called)
+                elif instr.opcode == "custom-call":
+                    stack.append(self.lowering(instr))
         return order
+
+    def lowering(self, instr: HloInstruction) -> HloComputation:
+        """The plain-HLO computation a custom-call runs as (custom_calls.py)."""
+        if instr not in self.lowerings:
+            from .custom_calls import lower_custom_call
+            self.lowerings[instr] = lower_custom_call(instr)
+        return self.lowerings[instr]
 
     def fusion_for(self, instr: HloInstruction) -> CompiledFusion:
         if instr not in self.fusions:
@@ -205,6 +215,8 @@ class ModuleRunner:
             return operands[0].reshape(self.concrete(instr.shape))
         if op == "call":
             return self.evaluate(instr.called_computation(), operands)
+        if op == "custom-call":
+            return self.evaluate(self.lowering(instr), operands)
         if op == "while":
             return self._while(instr, operands[0])
         if op == "conditional":
@@ -351,9 +363,13 @@ def needs_kernel(instr) -> bool:
 
 def wrap_instruction(instr) -> HloComputation:
     """An unfused instruction as a one-instruction fused computation."""
-    if instr.opcode in ("custom-call", "sort", "rng", "rng-bit-generator", "infeed",
+    from .custom_calls import runs_as_one_kernel
+    if instr.opcode == "custom-call" and not runs_as_one_kernel(instr):
+        raise HloUnsupportedError(f"{where(instr)}: this custom-call is lowered to plain "
+                                  f"HLO first (custom_calls.lower_custom_call)")
+    if instr.opcode in ("rng", "rng-bit-generator", "infeed",
                         "outfeed", "send", "recv", "all-reduce", "fft", "triangular-solve",
-                        "cholesky", "convolution"):
+                        "cholesky"):
         raise HloUnsupportedError(f"{where(instr)}: {instr.opcode} is not supported by the "
                                   f"HLO frontend")
     comp = HloComputation(f"wrapped_{instr.name}", [], instr.line)
