@@ -26,7 +26,8 @@ from mlir.dialects import arith, scf, tensor
 from ..elemental import Elemental, compute_type, const_index, if_else, total_order_key
 from ..errors import HloUnsupportedError, where
 from . import EmitterChoice
-from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
+from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize,
+                   named, to_storage)
 
 THREADS = 128
 
@@ -165,22 +166,40 @@ def _place_element(builder, spec: SortSpec, linear, outputs) -> list[ir.Value]:
 
 
 def _rank(spec: SortSpec, indices, mine, position) -> ir.Value:
-    """How many elements of the row go before this one (see the module docstring)."""
+    """How many elements of the row go before this one (see the module docstring).
+    Top-k stops counting at k: the element is not written then, and most elements
+    of a long row get there after a few comparisons."""
     length = spec.input_dims[spec.dimension]
-    loop = scf.ForOp(const_index(0), const_index(length), const_index(1), [const_index(0)])
-    with ir.InsertionPoint(loop.body):
-        j = loop.induction_variable
+    index = ir.IndexType.get()
+
+    def counted(j, count):
         other_indices = list(indices)
         other_indices[spec.dimension] = j
         other = [source(other_indices) for source in spec.sources]
-        earlier = cmp_lt(j, position)
         not_after = arith.xori(spec.less(mine, other), _true())
-        before = arith.select(earlier, not_after, spec.less(other, mine))
-        count = loop.inner_iter_args[0]
-        scf.yield_([arith.addi(count, arith.index_cast(ir.IndexType.get(),
-                                                        arith.extui(ir.IntegerType.get_signless(32),
-                                                                    before)))])
-    return loop.results[0]
+        before = arith.select(cmp_lt(j, position), not_after, spec.less(other, mine))
+        return arith.addi(count, arith.index_cast(index, arith.extui(
+            ir.IntegerType.get_signless(32), before)))
+
+    with named("rank"):
+        if spec.kept == length:
+            loop = scf.ForOp(const_index(0), const_index(length), const_index(1),
+                             [const_index(0)])
+            with ir.InsertionPoint(loop.body):
+                scf.yield_([counted(loop.induction_variable, loop.inner_iter_args[0])])
+            return loop.results[0]
+        loop = scf.WhileOp([index, index], [const_index(0), const_index(0)])
+        before = loop.before.blocks.append(index, index)
+        after = loop.after.blocks.append(index, index)
+        with ir.InsertionPoint(before):
+            j, count = before.arguments
+            going = arith.andi(cmp_lt(j, const_index(length)),
+                               cmp_lt(count, const_index(spec.kept)))
+            scf.ConditionOp(going, [j, count])
+        with ir.InsertionPoint(after):
+            j, count = after.arguments
+            scf.yield_([arith.addi(j, const_index(1)), counted(j, count)])
+        return loop.results[1]
 
 
 def _true() -> ir.Value:
