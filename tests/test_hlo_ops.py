@@ -39,3 +39,87 @@ def test_matches_jax(case):
         else:
             # sorts, top-k and gathers move elements: bit-exact, NaN and -0.0 included
             assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (got, want)
+
+
+# -- the custom-call lowering (custom_calls.py): plain HLO in place of cuDNN calls ----
+
+def _custom_call(text: str):
+    from triton_spirv.hlo.reader import read_hlo
+    module = read_hlo(text)
+    return next(i for c in module.computations.values() for i in c.instructions
+                if i.opcode == "custom-call" and "Backward" in i.attrs["custom_call_target"])
+
+
+def _gpu_text(name: str) -> str:
+    with open(hlo_path("jax_ops", f"{name}.gpu.hlo")) as f:
+        return f.read()
+
+
+def _lowered_convolution(name: str):
+    from triton_spirv.hlo.custom_calls import lower_custom_call
+    call = _custom_call(_gpu_text(name))
+    lowering = lower_custom_call(call)
+    assert str(lowering.root.shape) == str(call.shape)          # (result, u8[0] workspace)
+    fusion = next(i for i in lowering.instructions if i.opcode == "fusion")
+    conv = fusion.called_computation().root
+    assert conv.opcode == "convolution" and all(i.line == call.line for i in lowering.instructions)
+    return conv
+
+
+def test_backward_input_becomes_a_convolution_with_the_reversed_kernel():
+    # forward: 9x9 input, 3x3 kernel, stride 2, pad 1_1 -> 5x5. The input gradient
+    # reads the 5x5 gradient dilated by the stride, with pads (3-1)-1 = 1 low and
+    # 9-1+3-(4*2+1)-1 = 1 high, and the kernel reversed with i and o swapped.
+    conv = _lowered_convolution("conv_strided_grad_input")
+    assert conv.attrs["window"] == "{size=3x3 stride=1x1 pad=1_1x1_1 lhs_dilate=2x2 rhs_reversal=1x1}"
+    assert conv.attrs["dim_labels"] == "bf01_io01->bf01"
+
+
+def test_backward_filter_becomes_a_convolution_over_the_batch():
+    # The kernel gradient: input with batch and features swapped, the 5x5 gradient
+    # as the window (dilated by the forward stride), pads 1 low and
+    # (3-1)+(5-1)*2+1-9-1 = 1 high, one output per kernel tap.
+    conv = _lowered_convolution("conv_strided_grad_filter")
+    assert conv.attrs["window"] == "{size=5x5 stride=1x1 pad=1_1x1_1 rhs_dilate=2x2}"
+    assert conv.attrs["dim_labels"] == "fb01_io01->fb01"
+
+
+def _run_text(text: str):
+    from triton_spirv.hlo.reader import read_hlo
+    from triton_spirv.hlo.runtime import ModuleRunner
+    inputs, _ = reference("conv_cnn_nhwc")
+    return ModuleRunner(read_hlo(text)).run(inputs)
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (('"__cudnn$convBiasActivationForward"', '"__cudnn$convFancyForward"'),
+     "custom-call target '__cudnn$convFancyForward' is not supported"),
+    (('"activation_mode":"kRelu"', '"activation_mode":"kBandPass"'),
+     "cuDNN activation_mode kBandPass is not supported"),
+    (("dim_labels=bf01_oi01->bf01,", "dim_labels=bf01_oi01->bf01, feature_group_count=2,"),
+     "convolution shapes do not agree: input features 3 != kernel input features 3 x "
+     "feature_group_count 2"),
+])
+def test_bad_custom_calls_name_what_and_where(edit, message):
+    from triton_spirv.hlo.errors import HloUnsupportedError
+    text = _gpu_text("conv_cnn_nhwc").replace(*edit)
+    assert text != _gpu_text("conv_cnn_nhwc")
+    with pytest.raises(HloUnsupportedError) as info:
+        _run_text(text)
+    assert message in str(info.value)
+    assert f"line {_line_of(text, 'custom_call_target=')}" in str(info.value)
+
+
+def test_grouped_backward_input_is_refused_by_name():
+    from triton_spirv.hlo.errors import HloUnsupportedError
+    from triton_spirv.hlo.custom_calls import lower_custom_call
+    text = _gpu_text("conv_strided_grad_input").replace(
+        'custom_call_target="__cudnn$convBackwardInput"',
+        'feature_group_count=2, custom_call_target="__cudnn$convBackwardInput"')
+    with pytest.raises(HloUnsupportedError, match=r"convBackwardInput with "
+                       r"feature_group_count > 1 is not supported"):
+        lower_custom_call(_custom_call(text))

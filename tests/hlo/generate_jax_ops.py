@@ -4,7 +4,8 @@ reference), in tests/hlo/jax_ops/:
 
     <name>.cpu.hlo      XLA:CPU after optimization (`jit(f).lower(*args).compile().as_text()`)
     <name>.lowered.hlo  unoptimized (`jit(f).lower(*args).as_text(dialect="hlo")`)
-    <name>.gpu.hlo      XLA:GPU after optimization for an A100 (GPU_CASES only)
+    <name>.gpu.hlo      XLA:GPU after optimization for an A100 (GPU_CASES, and the
+                        cuDNN activation variants, see ACTIVATION_VARIANTS)
     <name>.npz          inputs arg0.. and JAX:CPU outputs out0..
 
 Run with JAX installed (CPU text, inputs, outputs):
@@ -55,9 +56,9 @@ def cnn_layer(x, w, b):
     return jax.nn.relu(conv(x, w, (2, 2), "SAME", ("NHWC", "HWIO", "NHWC")) + b)
 
 
-def conv_bias_side(x, w, b, s):
+def conv_bias_side(x, w, b, s, activation=jax.nn.relu):
     y = conv(x, w, (1, 1), "SAME", ("NCHW", "OIHW", "NCHW"))
-    return jax.nn.relu(y * 0.5 + b[None, :, None, None] + s * 2.0)
+    return activation(y * 0.5 + b[None, :, None, None] + s * 2.0)
 
 
 def grouped_loss(x, w):
@@ -143,6 +144,26 @@ CASES = {
 GPU_CASES = ["conv_cnn_nhwc", "conv_depthwise", "conv_bias_side_input",
              "conv_strided_grad_filter", "conv_strided_grad_input"]
 
+# cuDNN activation modes other than ReLU: XLA:GPU fuses them into the convolution
+# only with cuDNN runtime fusion (newer GPUs, f16), which it does not do for this
+# target. Their text is conv_bias_side_input's XLA:GPU text with `activation_mode`
+# (and `leakyrelu_alpha`) replaced; the reference is JAX with that activation.
+LEAKY_ALPHA = 0.25
+ACTIVATION_VARIANTS = {
+    "kNone": lambda y: y,
+    "kRelu6": jax.nn.relu6,
+    "kSigmoid": jax.nn.sigmoid,
+    "kTanh": jnp.tanh,
+    "kElu": jax.nn.elu,
+    "kLeakyRelu": lambda y: jax.nn.leaky_relu(y, LEAKY_ALPHA),
+    "kGeluExact": lambda y: jax.nn.gelu(y, approximate=False),
+}
+
+
+def activation_variant(mode: str) -> str:
+    return f"conv_cudnn_activation_{mode[1:].lower()}"
+
+
 # The target XLA:GPU compiles for (xla/backends/gpu/target_config specs, A100 80 GB).
 A100 = """gpu_device_info {
   threads_per_block_limit: 1024 threads_per_warp: 32 shared_memory_per_block: 49152
@@ -176,6 +197,11 @@ def main_cpu() -> None:
         arrays.update({f"out{k}": np.asarray(o) for k, o in enumerate(outputs)})
         np.savez(os.path.join(HERE, f"{name}.npz"), **arrays)
         print(name)
+    args = CASES["conv_bias_side_input"][1]
+    for mode, activation in ACTIVATION_VARIANTS.items():
+        out = jax.jit(lambda *a: conv_bias_side(*a, activation=activation))(*args)
+        np.savez(os.path.join(HERE, f"{activation_variant(mode)}.npz"),
+                 **{f"arg{k}": a for k, a in enumerate(args)}, out0=np.asarray(out))
 
 
 def main_gpu() -> None:
@@ -192,6 +218,13 @@ def main_gpu() -> None:
         lowered = jax.jit(fn).trace(*specs).lower(lowering_platforms=("cuda",))
         write(name, "gpu", lowered.compile().as_text())
         print(name, "(XLA:GPU)")
+    with open(os.path.join(HERE, "conv_bias_side_input.gpu.hlo")) as f:
+        text = f.read()
+    assert '"activation_mode":"kRelu"' in text
+    for mode in ACTIVATION_VARIANTS:
+        write(activation_variant(mode), "gpu",
+              text.replace('"activation_mode":"kRelu"', f'"activation_mode":"{mode}"')
+                  .replace('"leakyrelu_alpha":0', f'"leakyrelu_alpha":{LEAKY_ALPHA}'))
 
 
 if __name__ == "__main__":

@@ -220,13 +220,15 @@ def _select_negative(negative_part):
 
 
 def _gelu_exact(y, t, dims, alpha):
+    """y * (1 + erf(y / sqrt(2))) / 2."""
     return [f"half = {t}[] constant(0.5)", f"halves = {t}[{dims}] broadcast(half), dimensions={{}}",
             f"one = {t}[] constant(1)", f"ones = {t}[{dims}] broadcast(one), dimensions={{}}",
             f"rsqrt2 = {t}[] constant(0.70710678118654752)",
             f"rsqrt2s = {t}[{dims}] broadcast(rsqrt2), dimensions={{}}",
-            f"scaled = {t}[{dims}] multiply({y}, rsqrt2s)", f"erf = {t}[{dims}] erf(scaled)",
-            f"onep = {t}[{dims}] add(ones, erf)", f"halfy = {t}[{dims}] multiply({y}, halves)",
-            f"activated = {t}[{dims}] multiply(halfy, onep)"]
+            f"gelu_x = {t}[{dims}] multiply({y}, rsqrt2s)", f"gelu_erf = {t}[{dims}] erf(gelu_x)",
+            f"gelu_1p = {t}[{dims}] add(ones, gelu_erf)",
+            f"gelu_half = {t}[{dims}] multiply({y}, halves)",
+            f"activated = {t}[{dims}] multiply(gelu_half, gelu_1p)"]
 
 
 ACTIVATIONS: dict[str, Callable] = {
