@@ -140,9 +140,12 @@ CASES = {
                     [normal(3, 10, 5), rng.integers(0, 10, (3, 4)).astype(np.int32)]),
 }
 
-# XLA:GPU rewrites these convolutions into cuDNN custom-calls.
-GPU_CASES = ["conv_cnn_nhwc", "conv_depthwise", "conv_bias_side_input",
-             "conv_strided_grad_filter", "conv_strided_grad_input"]
+# XLA:GPU text too (its convolutions are cuDNN custom-calls).
+GPU_CASES = ["conv_cnn_nhwc", "conv_depthwise", "conv_bias_side_input", "conv_1d", "conv_3d",
+             "conv_nchw_dilated", "conv_batch_groups", "conv_grouped_grad_filter",
+             "conv_grouped_grad_input", "conv_strided_grad_filter", "conv_strided_grad_input",
+             "sort_axis0", "sort_key_value", "argsort", "top_k", "sample_top_k",
+             "sort_then_gather", "gather_take_along_axis", "gather_vmap"]
 
 # cuDNN activation modes other than ReLU: XLA:GPU fuses them into the convolution
 # only with cuDNN runtime fusion (newer GPUs, f16), which it does not do for this

@@ -149,8 +149,10 @@ def _backward_input_convolution(instr) -> str:
 def _backward_filter_convolution(instr) -> str:
     """The kernel gradient as a plain convolution of the input (batch and features
     swapped) with the output gradient as the kernel: kernel position k gets
-    x[s * stride + k * rhs_dilate - pad_low] * g[s], summed over batch and s."""
-    _require_ungrouped(instr)
+    x[s * stride + k * rhs_dilate - pad_low] * g[s], summed over batch and s. With
+    feature groups, output feature o reads the input features of its group: the
+    swapped input's batch splits into `batch_group_count` groups."""
+    groups = instr.int_attr("feature_group_count", 1)
     lhs, rhs, out = _labels(instr)
     x, grad = (o.shape for o in instr.operands)
     rank = len(_spatial_dims(lhs))
@@ -167,7 +169,8 @@ def _backward_filter_convolution(instr) -> str:
     window = _window_text(sizes, w["rhs_dilate"], pads, None, w["stride"])
     labels = (f"{_swap(lhs, 'b', 'f')}_{_rename(out, {'b': 'i', 'f': 'o'})}"
               f"->{_rename(rhs, {'i': 'b', 'o': 'f'})}")
-    return f"window={window}, dim_labels={labels}"
+    grouped = f", batch_group_count={groups}" if groups > 1 else ""
+    return f"window={window}, dim_labels={labels}{grouped}"
 
 
 def _require_ungrouped(instr) -> None:
