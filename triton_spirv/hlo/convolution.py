@@ -66,32 +66,23 @@ def _spatial(labels: str) -> tuple[int, ...]:
     return tuple(k for _, k in digits)
 
 
-@dataclass(frozen=True)
-class ConvWindow:
-    size: tuple[int, ...]
-    stride: tuple[int, ...]
-    pad: tuple[tuple[int, int], ...]
-    lhs_dilate: tuple[int, ...]
-    rhs_dilate: tuple[int, ...]
-    reversal: tuple[int, ...]
-
-
-def conv_window(instr, spatial_rank: int) -> ConvWindow:
-    """`window={...}`; a convolution without spatial dimensions prints none."""
+def conv_window(instr, spatial_rank: int) -> dict:
+    """`window={...}` as `HloInstruction.window()` reads it, with `rhs_reversal`; a
+    convolution without spatial dimensions prints none."""
     if "window" not in instr.attrs:
         if spatial_rank:
             raise HloUnsupportedError(f"{where(instr)}: convolution without window=")
-        return ConvWindow((), (), (), (), (), ())
-    w = instr.window()
-    if len(w["size"]) != spatial_rank:
-        raise HloUnsupportedError(f"{where(instr)}: window has {len(w['size'])} "
+        return {key: [] for key in ("size", "stride", "pad", "lhs_dilate", "rhs_dilate",
+                                    "rhs_reversal")}
+    window = instr.window()
+    if len(window["size"]) != spatial_rank:
+        raise HloUnsupportedError(f"{where(instr)}: window has {len(window['size'])} "
                                   f"dimensions, dim_labels name {spatial_rank}")
-    reversal = w.get("rhs_reversal", [0] * spatial_rank)
-    return ConvWindow(tuple(w["size"]), tuple(w["stride"]), tuple(map(tuple, w["pad"])),
-                      tuple(w["lhs_dilate"]), tuple(w["rhs_dilate"]), tuple(reversal))
+    window.setdefault("rhs_reversal", [0] * spatial_rank)
+    return window
 
 
-def check_convolution(instr) -> tuple[ConvDims, ConvWindow, int, int]:
+def check_convolution(instr) -> tuple[ConvDims, dict, int, int]:
     """Dimensions, window and group counts, with the shape relations XLA checks."""
     dims = conv_dims(instr)
     window = conv_window(instr, len(dims.lhs_spatial))
@@ -110,8 +101,8 @@ def check_convolution(instr) -> tuple[ConvDims, ConvWindow, int, int]:
     if lhs.dims[dims.lhs_batch] % batch_groups:
         problems.append(f"batch {lhs.dims[dims.lhs_batch]} is not a multiple of "
                         f"batch_group_count {batch_groups}")
-    if tuple(rhs.dims[d] for d in dims.rhs_spatial) != window.size:
-        problems.append(f"window size {window.size} != kernel spatial sizes")
+    if [rhs.dims[d] for d in dims.rhs_spatial] != list(window["size"]):
+        problems.append(f"window size {window['size']} != kernel spatial sizes")
     if problems:
         raise HloUnsupportedError(f"{where(instr)}: convolution shapes do not agree: "
                                   + "; ".join(problems))
@@ -120,7 +111,8 @@ def check_convolution(instr) -> tuple[ConvDims, ConvWindow, int, int]:
 
 def emit_convolution(em, instr, indices):
     """One output element: the window x group-features loop nest."""
-    from .elemental import _loop_nest, apply_expr, convert_value, if_else, scalar_constant
+    from .elemental import (_loop_nest, apply_expr, convert_value, if_else, scalar_constant,
+                            window_input_positions)
     lhs, rhs = instr.operands
     dims, window, groups, batch_groups = check_convolution(instr)
     out_et = instr.shape.element
@@ -139,7 +131,7 @@ def emit_convolution(em, instr, indices):
         *taps, feature = ivs
 
         def step():
-            positions, inside = _input_positions(
+            positions, inside = window_input_positions(
                 [indices[d] for d in dims.out_spatial], taps, window, lhs_spatial_sizes)
             li = [None] * lhs.shape.rank
             li[dims.lhs_batch] = batch
@@ -149,7 +141,8 @@ def emit_convolution(em, instr, indices):
             ri = [None] * rhs.shape.rank
             ri[dims.rhs_in] = feature
             ri[dims.rhs_out] = o
-            for d, w, size, rev in zip(dims.rhs_spatial, taps, window.size, window.reversal):
+            for d, w, size, rev in zip(dims.rhs_spatial, taps, window["size"],
+                                       window["rhs_reversal"]):
                 ri[d] = apply_expr(Const(size - 1) - Dim(0), [w]) if rev else w
 
             def accumulate():
@@ -164,29 +157,4 @@ def emit_convolution(em, instr, indices):
                            lambda: list(accs))
         return em.in_region(step)
     zero = scalar_constant(out_et, 0)
-    return _loop_nest(list(window.size) + [per_group], [zero], body)
-
-
-def _input_positions(out_positions, taps, window: ConvWindow, sizes):
-    """(input index per spatial dimension, i1 'inside the input' or None)."""
-    from .elemental import apply_expr, const_index
-    positions, inside = [], None
-    for d, (s, w) in enumerate(zip(out_positions, taps)):
-        low, high = window.pad[d]
-        dilate = window.lhs_dilate[d]
-        p = apply_expr(Dim(0) * window.stride[d] + Dim(1) * window.rhs_dilate[d] - low,
-                       [s, w])
-        conditions = []
-        if low > 0:
-            conditions.append(arith.cmpi(arith.CmpIPredicate.sge, p, const_index(0)))
-        if high > 0 or dilate > 1:
-            conditions.append(arith.cmpi(arith.CmpIPredicate.slt, p,
-                                         const_index((sizes[d] - 1) * dilate + 1)))
-        if dilate > 1:
-            conditions.append(arith.cmpi(arith.CmpIPredicate.eq,
-                                         apply_expr(Dim(0) % dilate, [p]), const_index(0)))
-            p = apply_expr(Dim(0) // dilate, [p])
-        for c in conditions:
-            inside = c if inside is None else arith.andi(inside, c)
-        positions.append(p)
-    return positions, inside
+    return _loop_nest(list(window["size"]) + [per_group], [zero], body)

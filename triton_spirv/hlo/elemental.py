@@ -779,30 +779,45 @@ def _reduce_window(em: Elemental, instr, indices) -> list[ir.Value]:
 
     def body(ivs, accs):
         def step():
-            ok = None
-            positions = []
-            for d, (o, w) in enumerate(zip(indices, ivs)):
-                lo = window["pad"][d][0]
-                # padded-and-dilated input position of this window element
-                pos = apply_expr(Dim(0) * window["stride"][d] + Dim(1) * window["rhs_dilate"][d]
-                                 - lo, [o, w])
-                dil = window["lhs_dilate"][d]
-                conds = [arith.cmpi(arith.CmpIPredicate.sge, pos, const_index(0)),
-                         arith.cmpi(arith.CmpIPredicate.slt, pos,
-                                    const_index((in_dims[d] - 1) * dil + 1))]
-                if dil > 1:
-                    conds.append(arith.cmpi(arith.CmpIPredicate.eq,
-                                            apply_expr(Dim(0) % dil, [pos]), const_index(0)))
-                    pos = apply_expr(Dim(0) // dil, [pos])
-                for c in conds:
-                    ok = c if ok is None else arith.andi(ok, c)
-                positions.append(pos)
-            return if_else(ok, types,
-                           lambda: em.in_region(lambda: em.apply_computation(
-                               reducer, list(accs) + [em.scalar(x, positions) for x in inputs])),
-                           lambda: list(accs))
+            positions, inside = window_input_positions(indices, ivs, window, in_dims)
+
+            def apply():
+                return em.in_region(lambda: em.apply_computation(
+                    reducer, list(accs) + [em.scalar(x, positions) for x in inputs]))
+            if inside is None:
+                return apply()
+            return if_else(inside, types, apply, lambda: list(accs))
         return em.in_region(step)
     return _loop_nest(list(window["size"]), init_values, body)
+
+
+def window_input_positions(out_positions, taps, window: dict, sizes):
+    """Where window tap `taps` of output position `out_positions` reads the input
+    (reduce-window, convolution; `window` as `HloInstruction.window()` gives it):
+    p = s * stride + w * rhs_dilate - pad_low in the lhs-dilated input, an input
+    element when 0 <= p <= (size - 1) * lhs_dilate and p % lhs_dilate == 0, at
+    p / lhs_dilate; elsewhere padding. Returns (input index per dimension, i1
+    'inside the input', or None where every tap is inside)."""
+    positions, inside = [], None
+    for d, (s, w) in enumerate(zip(out_positions, taps)):
+        low, high = window["pad"][d]
+        dilate = window["lhs_dilate"][d]
+        p = apply_expr(Dim(0) * window["stride"][d] + Dim(1) * window["rhs_dilate"][d] - low,
+                       [s, w])
+        conditions = []
+        if low > 0:
+            conditions.append(arith.cmpi(arith.CmpIPredicate.sge, p, const_index(0)))
+        if high > 0 or dilate > 1:
+            conditions.append(arith.cmpi(arith.CmpIPredicate.slt, p,
+                                         const_index((sizes[d] - 1) * dilate + 1)))
+        if dilate > 1:
+            conditions.append(arith.cmpi(arith.CmpIPredicate.eq,
+                                         apply_expr(Dim(0) % dilate, [p]), const_index(0)))
+            p = apply_expr(Dim(0) // dilate, [p])
+        for c in conditions:
+            inside = c if inside is None else arith.andi(inside, c)
+        positions.append(p)
+    return positions, inside
 
 
 def _dot(em: Elemental, instr, indices) -> list[ir.Value]:
