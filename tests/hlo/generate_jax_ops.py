@@ -105,6 +105,8 @@ CASES = {
     "argsort_3d_axis1": (lambda x: jnp.argsort(x, axis=1, stable=True),
                          [rng.integers(0, 3, (2, 17, 3)).astype(np.float32)]),
     "top_k": (lambda x: lax.top_k(x, 5), [with_specials(normal(6, 50))]),
+    "top_k_f16": (lambda x: lax.top_k(x, 7), [with_specials(normal(3, 64)).astype(np.float16)]),
+    "sort_bf16": (lambda x: jnp.sort(x.astype(jnp.bfloat16), axis=1), [with_specials(normal(4, 30))]),
     "sample_top_k": (sample_top_k, [normal(4, 100), rng.random(4).astype(np.float32)]),
     "sort_then_gather": (sort_then_gather,
                          [normal(5, 12), rng.integers(0, 12, (5, 3)).astype(np.int32)]),
@@ -144,7 +146,8 @@ CASES = {
 GPU_CASES = ["conv_cnn_nhwc", "conv_depthwise", "conv_bias_side_input", "conv_1d", "conv_3d",
              "conv_nchw_dilated", "conv_batch_groups", "conv_grouped_grad_filter",
              "conv_grouped_grad_input", "conv_strided_grad_filter", "conv_strided_grad_input",
-             "sort_axis0", "sort_key_value", "argsort", "top_k", "sample_top_k",
+             "sort_axis0", "sort_key_value", "argsort", "top_k", "top_k_f16", "sort_bf16",
+             "sample_top_k",
              "sort_then_gather", "gather_take_along_axis", "gather_vmap"]
 
 # cuDNN activation modes other than ReLU: XLA:GPU fuses them into the convolution
@@ -197,7 +200,8 @@ def main_cpu() -> None:
         outputs = jitted(*args)
         outputs = outputs if isinstance(outputs, (tuple, list)) else [outputs]
         arrays = {f"arg{k}": np.asarray(a) for k, a in enumerate(args)}
-        arrays.update({f"out{k}": np.asarray(o) for k, o in enumerate(outputs)})
+        arrays.update({f"out{k}": np.asarray(o.astype(jnp.float32) if o.dtype == jnp.bfloat16 else o)
+                       for k, o in enumerate(outputs)})
         np.savez(os.path.join(HERE, f"{name}.npz"), **arrays)
         print(name)
     args = CASES["conv_bias_side_input"][1]
