@@ -131,8 +131,9 @@ def emit_convolution(em, instr, indices):
         *taps, feature = ivs
 
         def step():
-            positions, inside = window_input_positions(
-                [indices[d] for d in dims.out_spatial], taps, window, lhs_spatial_sizes)
+            with named("input_pos"):
+                positions, inside = window_input_positions(
+                    [indices[d] for d in dims.out_spatial], taps, window, lhs_spatial_sizes)
             li = [None] * lhs.shape.rank
             li[dims.lhs_batch] = batch
             li[dims.lhs_feature] = arith.addi(group_base, feature)
@@ -158,3 +159,9 @@ def emit_convolution(em, instr, indices):
         return em.in_region(step)
     zero = scalar_constant(out_et, 0)
     return _loop_nest(list(window["size"]) + [per_group], [zero], body)
+
+
+def named(name: str):
+    """A NameLoc: the OpenCL emitter names the C values after it."""
+    from mlir import ir
+    return ir.Location.name(name, childLoc=ir.Location.current)
