@@ -35,7 +35,10 @@ def test_matches_jax(case):
     for got, want in zip(outputs, expected):
         assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
         if want.dtype.kind == "f" and case.startswith("conv"):
-            np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+            # bf16 results: one rounding step (2^-8) apart where the f32 sums differ
+            tolerance = 2 ** -7 if "bf16" in case else 2e-5
+            np.testing.assert_allclose(got, want, rtol=tolerance,
+                                       atol=tolerance * np.abs(want).max())
         else:
             # sorts, top-k and gathers move elements: bit-exact (-0.0 included), NaN
             # where JAX has NaN (16-bit floats are computed in f32: the payload may differ)

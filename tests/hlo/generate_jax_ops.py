@@ -112,6 +112,8 @@ CASES = {
                          [normal(5, 12), rng.integers(0, 12, (5, 3)).astype(np.int32)]),
     # convolution
     "conv_cnn_nhwc": (cnn_layer, [normal(2, 9, 9, 3), normal(3, 3, 3, 4), normal(4)]),
+    "conv_cnn_bf16": (lambda x, w, b: cnn_layer(*(a.astype(jnp.bfloat16) for a in (x, w, b))),
+                      [normal(2, 9, 9, 3), normal(3, 3, 3, 4), normal(4)]),
     "conv_nchw_dilated": (lambda x, w: conv(x, w, (1, 1), ((1, 2), (0, 1)), ("NCHW", "OIHW", "NCHW"),
                                             lhs_dilation=(2, 1), rhs_dilation=(1, 2)),
                           [normal(2, 3, 6, 7), normal(4, 3, 2, 3)]),
@@ -143,7 +145,7 @@ CASES = {
 }
 
 # XLA:GPU text too (its convolutions are cuDNN custom-calls).
-GPU_CASES = ["conv_cnn_nhwc", "conv_depthwise", "conv_bias_side_input", "conv_1d", "conv_3d",
+GPU_CASES = ["conv_cnn_nhwc", "conv_cnn_bf16", "conv_depthwise", "conv_bias_side_input", "conv_1d", "conv_3d",
              "conv_nchw_dilated", "conv_batch_groups", "conv_grouped_grad_filter",
              "conv_grouped_grad_input", "conv_strided_grad_filter", "conv_strided_grad_input",
              "sort_axis0", "sort_key_value", "argsort", "top_k", "top_k_f16", "sort_bf16",
