@@ -129,3 +129,19 @@ def test_grouped_backward_input_is_refused_by_name():
     with pytest.raises(HloUnsupportedError, match=r"convBackwardInput with "
                        r"feature_group_count > 1 is not supported"):
         lower_custom_call(_custom_call(text))
+
+
+# -- sorts of long rows: a chain of passes (emitters/sort.py) --------------------------
+
+def test_long_rows_sort_in_passes_that_double_the_runs():
+    from triton_spirv.hlo.emitters.sort import PASS_ATTR, RUN, lower_sort_to_passes
+    from triton_spirv.hlo.reader import read_hlo_file
+    module = read_hlo_file(hlo_path("jax_ops", "sort_key_value_long_axis0.cpu.hlo"))
+    sort = next(i for i in module.entry.instructions if i.opcode == "sort")
+    passes = [i for i in lower_sort_to_passes(sort).instructions if i.opcode == "fusion"]
+    # 257 elements per row: runs of 64 sorted, then merged into 128, 256 and 512
+    assert [p.called_computation().root.attrs[PASS_ATTR] for p in passes] == [
+        f"runs_of={RUN}", "merge_runs_of=64", "merge_runs_of=128", "merge_runs_of=256"]
+    assert passes[-1].is_root and str(passes[-1].shape) == str(sort.shape)
+    for earlier, later in zip(passes, passes[1:]):      # each reads the one before
+        assert all(o.operands == [earlier] for o in later.operands)

@@ -102,6 +102,13 @@ CASES = {
     "sort_by_key_descending": (by_key_descending,
                                [with_specials(normal(3, 21)), normal(3, 21)]),
     "argsort": (lambda x: jnp.argsort(x, axis=-1, stable=True), [with_specials(normal(7, 30))]),
+    # rows longer than one run of the rank sort: sorted in passes (rank sort, merges)
+    "sort_long_rows": (lambda x: jnp.sort(x, axis=1), [with_specials(normal(3, 1000))]),
+    "argsort_long_ties": (lambda x: jnp.argsort(x, axis=1, stable=True, descending=True),
+                          [rng.integers(0, 9, (4, 300)).astype(np.float32)]),
+    "sort_key_value_long_axis0": (lambda k, v: lax.sort((k, v), dimension=0, num_keys=1),
+                                  [rng.integers(0, 5, (257, 2)).astype(np.int32),
+                                   normal(257, 2)]),
     "argsort_3d_axis1": (lambda x: jnp.argsort(x, axis=1, stable=True),
                          [rng.integers(0, 3, (2, 17, 3)).astype(np.float32)]),
     "top_k": (lambda x: lax.top_k(x, 5), [with_specials(normal(6, 50))]),
@@ -148,7 +155,8 @@ CASES = {
 GPU_CASES = ["conv_cnn_nhwc", "conv_cnn_bf16", "conv_depthwise", "conv_bias_side_input", "conv_1d", "conv_3d",
              "conv_nchw_dilated", "conv_batch_groups", "conv_grouped_grad_filter",
              "conv_grouped_grad_input", "conv_strided_grad_filter", "conv_strided_grad_input",
-             "sort_axis0", "sort_key_value", "argsort", "top_k", "top_k_f16", "sort_bf16",
+             "sort_axis0", "sort_key_value", "argsort", "sort_long_rows", "argsort_long_ties",
+             "sort_key_value_long_axis0", "top_k", "top_k_f16", "sort_bf16",
              "sample_top_k",
              "sort_then_gather", "gather_take_along_axis", "gather_vmap"]
 

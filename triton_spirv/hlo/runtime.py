@@ -25,6 +25,7 @@ import numpy as np
 
 from .compile import CompiledFusion, compile_fusion, kernel_name, source_file_for
 from .elemental import literal_array
+from .emitters.sort import sorted_in_passes
 from .errors import HloUnsupportedError, where
 from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
 from .shapes import bf16_bits_to_f32, f32_to_bf16_bits
@@ -132,15 +133,18 @@ class ModuleRunner:
             for instr in comp.instructions:
                 if instr.opcode in ("call", "while", "conditional"):
                     stack.extend(instr.called)
-                elif instr.opcode == "custom-call":
+                elif instr.opcode == "custom-call" or sorted_in_passes(instr):
                     stack.append(self.lowering(instr))
         return order
 
     def lowering(self, instr: HloInstruction) -> HloComputation:
-        """The plain-HLO computation a custom-call runs as (custom_calls.py)."""
+        """The computation a custom-call (custom_calls.py) or a sort of long rows
+        (emitters/sort.py) runs as."""
         if instr not in self.lowerings:
             from .custom_calls import lower_custom_call
-            self.lowerings[instr] = lower_custom_call(instr)
+            from .emitters.sort import lower_sort_to_passes
+            lower = lower_sort_to_passes if instr.opcode == "sort" else lower_custom_call
+            self.lowerings[instr] = lower(instr)
         return self.lowerings[instr]
 
     def fusion_for(self, instr: HloInstruction) -> CompiledFusion:
@@ -215,7 +219,7 @@ class ModuleRunner:
             return operands[0].reshape(self.concrete(instr.shape))
         if op == "call":
             return self.evaluate(instr.called_computation(), operands)
-        if op == "custom-call":
+        if op == "custom-call" or sorted_in_passes(instr):
             return self.evaluate(self.lowering(instr), operands)
         if op == "while":
             return self._while(instr, operands[0])
@@ -354,7 +358,7 @@ def is_noop_bitcast(instr) -> bool:
 
 
 def needs_kernel(instr) -> bool:
-    if instr.opcode in NO_KERNEL:
+    if instr.opcode in NO_KERNEL or sorted_in_passes(instr):
         return False
     if instr.opcode == "bitcast" and is_noop_bitcast(instr):
         return False

@@ -13,6 +13,11 @@ position `rank(i)` of its row. For a strict weak order (what XLA requires of a
 comparator) the ranks are a permutation of the row. This costs n comparisons per
 element (n: the row length), needs no scratch memory and no synchronization; top-k
 writes only the elements whose rank is below k.
+
+Rows longer than RUN elements are sorted in passes, each a fusion of its own
+(`lower_sort_to_passes`, run by the runtime in place of the sort): the rank sort
+within runs of RUN elements, then merge passes in which every element of a sorted run
+finds its place in the merge with the neighbouring run by a binary search of it.
 """
 from __future__ import annotations
 
@@ -30,6 +35,11 @@ from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linea
                    named, to_storage)
 
 THREADS = 128
+# Rows longer than this are sorted in passes (lower_sort_to_passes): a rank sort within
+# runs of this many elements, then merges of neighbouring runs.
+RUN = 64
+# The attribute that marks the sorts of those passes (not one of XLA's).
+PASS_ATTR = "sort_pass"
 
 
 @dataclass
@@ -44,6 +54,12 @@ class SortSpec:
     sources: list[Callable]
     less: Callable
     kept: int
+    runs: int | None = None        # a first pass: rank within runs of this many elements
+    merge: int | None = None       # a merge pass: the row holds sorted runs of this width
+
+    @property
+    def length(self) -> int:
+        return self.input_dims[self.dimension]
 
 
 def try_sort(computation):
@@ -74,7 +90,13 @@ def _sort_spec(builder, em, tensors, root) -> SortSpec:
         return em.apply_computation(comparator, args)[0]
     sources = [_operand_source(builder, o, tensors) for o in operands]
     length = operands[0].shape.dims[dims[0]]
-    return SortSpec(root, operands[0].shape.dims, dims[0], sources, less, length)
+    spec = SortSpec(root, operands[0].shape.dims, dims[0], sources, less, length)
+    kind, _, width = root.attrs.get(PASS_ATTR, "").partition("=")
+    if kind == "runs_of":
+        spec.runs = int(width)
+    elif kind == "merge_runs_of":
+        spec.merge = int(width)
+    return spec
 
 
 def _topk_spec(builder, em, tensors, root) -> SortSpec:
@@ -147,7 +169,17 @@ def _place_element(builder, spec: SortSpec, linear, outputs) -> list[ir.Value]:
     indices = delinearize(linear, spec.input_dims)
     mine = [source(indices) for source in spec.sources]
     position = indices[spec.dimension]
-    rank = _rank(spec, indices, mine, position)
+    if spec.merge:
+        rank = _merged_position(spec, indices, mine, position)
+    elif spec.runs:
+        with named("run"):
+            start = arith.muli(arith.divui(position, const_index(spec.runs)),
+                               const_index(spec.runs))
+            end = arith.minui(arith.addi(start, const_index(spec.runs)),
+                              const_index(spec.length))
+        rank = arith.addi(start, _rank(spec, indices, mine, position, start, end))
+    else:
+        rank = _rank(spec, indices, mine, position, const_index(0), const_index(spec.length))
     out_dims = list(spec.input_dims)
     out_dims[spec.dimension] = spec.kept
 
@@ -165,36 +197,30 @@ def _place_element(builder, spec: SortSpec, linear, outputs) -> list[ir.Value]:
                    write, lambda: list(outputs))
 
 
-def _rank(spec: SortSpec, indices, mine, position) -> ir.Value:
-    """How many elements of the row go before this one (see the module docstring).
-    Top-k stops counting at k: the element is not written then, and most elements
-    of a long row get there after a few comparisons."""
-    length = spec.input_dims[spec.dimension]
+def _rank(spec: SortSpec, indices, mine, position, start, end) -> ir.Value:
+    """How many elements j in [start, end) of the row go before this one (see the
+    module docstring). Top-k stops counting at k: the element is not written then,
+    and most elements of a long row get there after a few comparisons."""
     index = ir.IndexType.get()
 
     def counted(j, count):
-        other_indices = list(indices)
-        other_indices[spec.dimension] = j
-        other = [source(other_indices) for source in spec.sources]
+        other = _element_at(spec, indices, j)
         not_after = arith.xori(spec.less(mine, other), _true())
         before = arith.select(cmp_lt(j, position), not_after, spec.less(other, mine))
-        return arith.addi(count, arith.index_cast(index, arith.extui(
-            ir.IntegerType.get_signless(32), before)))
+        return arith.addi(count, _as_index(before))
 
     with named("rank"):
-        if spec.kept == length:
-            loop = scf.ForOp(const_index(0), const_index(length), const_index(1),
-                             [const_index(0)])
+        if spec.kept == spec.length:
+            loop = scf.ForOp(start, end, const_index(1), [const_index(0)])
             with ir.InsertionPoint(loop.body):
                 scf.yield_([counted(loop.induction_variable, loop.inner_iter_args[0])])
             return loop.results[0]
-        loop = scf.WhileOp([index, index], [const_index(0), const_index(0)])
+        loop = scf.WhileOp([index, index], [start, const_index(0)])
         before = loop.before.blocks.append(index, index)
         after = loop.after.blocks.append(index, index)
         with ir.InsertionPoint(before):
             j, count = before.arguments
-            going = arith.andi(cmp_lt(j, const_index(length)),
-                               cmp_lt(count, const_index(spec.kept)))
+            going = arith.andi(cmp_lt(j, end), cmp_lt(count, const_index(spec.kept)))
             scf.ConditionOp(going, [j, count])
         with ir.InsertionPoint(after):
             j, count = after.arguments
@@ -202,6 +228,115 @@ def _rank(spec: SortSpec, indices, mine, position) -> ir.Value:
         return loop.results[1]
 
 
+def _merged_position(spec: SortSpec, indices, mine, position) -> ir.Value:
+    """Where this element goes when its sorted run of `merge` elements and the
+    neighbouring one become one: its place in its own run plus how many elements
+    of the other run go before it, found by binary search (the other run is sorted,
+    so those are a prefix of it). Ties: the left run's elements go first."""
+    width = const_index(spec.merge)
+    with named("merge"):
+        run = arith.divui(position, width)
+        in_run = arith.subi(position, arith.muli(run, width))
+        is_left = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(run, const_index(2)),
+                             const_index(0))
+        pair_start = arith.muli(arith.subi(run, arith.remui(run, const_index(2))), width)
+        other_start = arith.select(is_left, arith.addi(pair_start, width), pair_start)
+        other_end = arith.minui(arith.addi(other_start, width), const_index(spec.length))
+        other_start = arith.minui(other_start, other_end)
+
+    def goes_before(j):
+        other = _element_at(spec, indices, j)
+        # left run: the other's elements strictly less; right run: those not after it
+        return arith.select(is_left, spec.less(other, mine),
+                            arith.xori(spec.less(mine, other), _true()))
+
+    with named("search"):
+        found = _lower_bound(other_start, other_end, goes_before, spec.merge)
+        return arith.addi(arith.addi(pair_start, in_run), arith.subi(found, other_start))
+
+
+def _lower_bound(start, end, goes_before, longest: int) -> ir.Value:
+    """The first j in [start, end) where `goes_before(j)` is false (it is true on a
+    prefix of the range), by bisection: one step per bit of `longest` (the longest
+    range), unrolled and without branches (PoCL runs a loop carrying the bounds
+    about seventy times slower)."""
+    low, high = start, end
+    last = arith.subi(end, const_index(1))
+    for _ in range(max(1, longest.bit_length())):
+        open_range = cmp_lt(low, high)
+        middle = arith.addi(low, arith.divui(arith.subi(high, low), const_index(2)))
+        # a closed range still reads an element of the row (and ignores it)
+        middle = arith.select(open_range, middle, arith.minui(middle, last))
+        go_right = goes_before(middle)
+        right = arith.andi(open_range, go_right)
+        left = arith.andi(open_range, arith.xori(go_right, _true()))
+        low, high = (arith.select(right, arith.addi(middle, const_index(1)), low),
+                     arith.select(left, middle, high))
+    return low
+
+
+def _element_at(spec: SortSpec, indices, j) -> list[ir.Value]:
+    """The sources' values of element j of this element's row."""
+    other_indices = list(indices)
+    other_indices[spec.dimension] = j
+    return [source(other_indices) for source in spec.sources]
+
+
+def _as_index(flag: ir.Value) -> ir.Value:
+    return arith.index_cast(ir.IndexType.get(),
+                            arith.extui(ir.IntegerType.get_signless(32), flag))
+
+
 def _true() -> ir.Value:
     i1 = ir.IntegerType.get_signless(1)
     return arith.constant(i1, ir.IntegerAttr.get(i1, 1))
+
+
+def sorted_in_passes(instr) -> bool:
+    """Whether a sort's rows are long enough to go through passes."""
+    if instr.opcode != "sort" or PASS_ATTR in instr.attrs:
+        return False
+    dims, shape = instr.dimensions(), instr.operands[0].shape
+    return len(dims) == 1 and shape.is_static and shape.dims[dims[0]] > RUN
+
+
+def lower_sort_to_passes(instr):
+    """A sort of long rows as a chain of passes, each its own fusion, so that each
+    reads the arrays the previous one wrote and writes new ones: a rank sort within
+    runs of RUN elements, then merges of neighbouring runs (doubling their width)
+    until one run holds the row. Per row of n elements that is n * RUN +
+    n * log2(n / RUN) * log2(n) comparisons instead of the n^2 of one rank sort."""
+    from ..reader import HloComputation, HloInstruction
+    from ..runtime import wrap_instruction
+    entry = HloComputation(f"{instr.name}_passes", [], instr.line)
+
+    def add(new):
+        new.computation = entry
+        for operand in new.operands:
+            operand.users.append(new)
+        entry.instructions.append(new)
+        return new
+    inputs = [add(HloInstruction(f"{instr.name}_in{k}", "parameter", o.shape, [], {},
+                                 instr.line, instr.column, parameter_number=k))
+              for k, o in enumerate(instr.operands)]
+    length = instr.operands[0].shape.dims[instr.dimensions()[0]]
+    step, width, kind = 0, RUN, "runs_of"
+    while True:
+        sort = HloInstruction(instr.name, "sort", instr.shape, inputs,
+                              {**instr.attrs, PASS_ATTR: f"{kind}={width}"}, instr.line,
+                              instr.column, called=list(instr.called))
+        sort.computation = instr.computation      # messages name the original
+        sorted_pass = add(HloInstruction(
+            f"{instr.name}_pass{step}", "fusion", instr.shape, inputs, {"kind": "kCustom"},
+            instr.line, instr.column, called=[wrap_instruction(sort)]))
+        if kind == "merge_runs_of":
+            width *= 2
+        if width >= length:
+            sorted_pass.is_root = True
+            entry.module = instr.computation.module if instr.computation else None
+            return entry
+        inputs = [sorted_pass] if not instr.shape.is_tuple else [
+            add(HloInstruction(f"{instr.name}_pass{step}_{k}", "get-tuple-element", leaf,
+                               [sorted_pass], {"index": str(k)}, instr.line, instr.column))
+            for k, leaf in enumerate(instr.shape.tuple_shapes)]
+        step, kind = step + 1, "merge_runs_of"
