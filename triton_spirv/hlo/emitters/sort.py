@@ -152,8 +152,8 @@ def emit_sort(builder: FusionBuilder, root, make_spec) -> None:
         blocks = max(1, cdiv(total, THREADS))
         builder.report.launch.append(
             f"{builder.name}: grid {blocks} x local {THREADS} work-items, one per element "
-            f"({total}); rows of {spec.input_dims[spec.dimension]} along dimension "
-            f"{spec.dimension}, {spec.kept} kept per row")
+            f"({total}); rows of {spec.length} along dimension {spec.dimension}, "
+            f"{spec.kept} kept per row; {_what_this_pass_does(spec)}")
         linear = apply_linear([(k.block_id, THREADS), (k.thread_id, 1)])
         outputs = list(k.outputs)
         guard = scf.IfOp(cmp_lt(linear, const_index(total)), [o.type for o in outputs],
@@ -162,7 +162,15 @@ def emit_sort(builder: FusionBuilder, root, make_spec) -> None:
             scf.yield_(_place_element(builder, spec, linear, outputs))
         with ir.InsertionPoint(guard.else_block):
             scf.yield_(outputs)
-        k.finish(list(guard.results), blocks, f"{root.opcode}: rank sort")
+        k.finish(list(guard.results), blocks, f"{root.opcode}: {_what_this_pass_does(spec)}")
+
+
+def _what_this_pass_does(spec: SortSpec) -> str:
+    if spec.merge:
+        return f"merge of sorted runs of {spec.merge}"
+    if spec.runs:
+        return f"rank sort within runs of {spec.runs}"
+    return "rank sort of the row"
 
 
 def _place_element(builder, spec: SortSpec, linear, outputs) -> list[ir.Value]:
