@@ -28,6 +28,7 @@ from typing import Callable
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
+from ..custom_calls import custom_call_target
 from ..elemental import Elemental, compute_type, const_index, if_else, total_order_key
 from ..errors import HloUnsupportedError, where
 from . import EmitterChoice
@@ -67,7 +68,7 @@ def try_sort(computation):
     if root.opcode == "sort":
         spec = lambda b, em, tensors: _sort_spec(b, em, tensors, root)
     elif root.opcode == "topk" or (root.opcode == "custom-call" and
-                                   root.attrs.get("custom_call_target", "").strip('"') == "TopK"):
+                                   custom_call_target(root) == "TopK"):
         spec = lambda b, em, tensors: _topk_spec(b, em, tensors, root)
     else:
         return None
