@@ -129,6 +129,8 @@ CASES = {
                        [normal(1, 6, 6, 4), normal(3, 3, 1, 8)]),
     "conv_1d": (lambda x, w: conv(x, w, (2,), "VALID", ("NWC", "WIO", "NWC")),
                 [normal(2, 11, 3), normal(3, 3, 5)]),
+    "conv_no_spatial": (lambda x, w: conv(x, w, (), "VALID", ("NC", "OI", "NC")),
+                        [normal(3, 4), normal(5, 4)]),
     "conv_3d": (lambda x, w: conv(x, w, (1, 2, 1), "SAME", ("NDHWC", "DHWIO", "NDHWC")),
                 [normal(1, 4, 5, 6, 2), normal(2, 3, 2, 2, 3)]),
     "conv_batch_groups": (lambda x, w: conv(x, w, (1, 1), "VALID", ("NHWC", "HWIO", "NHWC"),
