@@ -243,14 +243,20 @@ def _merged_position(spec: SortSpec, indices, mine, position) -> ir.Value:
     of the other run go before it, found by binary search (the other run is sorted,
     so those are a prefix of it). Ties: the left run's elements go first."""
     width = const_index(spec.merge)
-    with named("merge"):
+    with named("run"):
         run = arith.divui(position, width)
+    with named("in_run"):
         in_run = arith.subi(position, arith.muli(run, width))
+    with named("is_left"):
         is_left = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(run, const_index(2)),
                              const_index(0))
+    with named("pair_start"):
         pair_start = arith.muli(arith.subi(run, arith.remui(run, const_index(2))), width)
+    with named("other_start"):
         other_start = arith.select(is_left, arith.addi(pair_start, width), pair_start)
+    with named("other_end"):
         other_end = arith.minui(arith.addi(other_start, width), const_index(spec.length))
+    with named("other_start"):     # past the row's end: an empty run
         other_start = arith.minui(other_start, other_end)
 
     def goes_before(j):
@@ -261,6 +267,7 @@ def _merged_position(spec: SortSpec, indices, mine, position) -> ir.Value:
 
     with named("search"):
         found = _lower_bound(other_start, other_end, goes_before, spec.merge)
+    with named("merged_pos"):
         return arith.addi(arith.addi(pair_start, in_run), arith.subi(found, other_start))
 
 
