@@ -455,14 +455,17 @@ class KernelEmitter:
         for op in block.operations:
             self._emit_op(op)
 
-    def _emit_region_block(self, block: ir.Block, targets: list[Target]) -> None:
-        """A nested block in its own C scope, with the variables its terminator
-        assigns."""
-        self.names.push_scope()
+    def _emit_region_block(self, block: ir.Block, targets: list[Target],
+                           own_scope: bool = True) -> None:
+        """A nested block (in its own C scope unless it shares its caller's), with
+        the variables its terminator assigns."""
+        if own_scope:
+            self.names.push_scope()
         self.targets.append(targets)
         self._emit_block(block)
         self.targets.pop()
-        self.names.pop_scope()
+        if own_scope:
+            self.names.pop_scope()
 
     def _emit_op(self, op) -> None:
         name = op.operation.name
@@ -763,8 +766,11 @@ class KernelEmitter:
         for arg, target in zip(after.arguments, results):
             self.exprs[arg] = target.name
         self.open_stmt(op, "while (1)")
-        self._emit_region_block(before, results)
-        self._emit_region_block(after, carried)
+        # Both regions print into the one C block of the loop: one name scope.
+        self.names.push_scope()
+        self._emit_region_block(before, results, own_scope=False)
+        self._emit_region_block(after, carried, own_scope=False)
+        self.names.pop_scope()
         self.out.close()
 
     def _yield(self, op) -> None:

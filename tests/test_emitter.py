@@ -800,6 +800,40 @@ def test_scf_if_and_while(device):
     np.testing.assert_array_equal(steps, [_collatz_steps(int(n)) for n in starts])
 
 
+WHILE_SAME_NAMES = """
+module {
+  func.func @count_down(%starts: memref<?xi32>, %steps: memref<?xi32>) {
+    %c0 = arith.constant 0 : index
+    %i0 = arith.constant 0 : i32
+    %i1 = arith.constant 1 : i32
+    %start = memref.load %starts[%c0] : memref<?xi32>
+    %res:2 = scf.while (%n = %start, %c = %i0) : (i32, i32) -> (i32, i32) {
+      %ne = arith.cmpi ne, %n, %i0 : i32 loc("step")
+      scf.condition(%ne) %n, %c : i32, i32
+    } do {
+    ^bb0(%n2: i32, %c2: i32):
+      %next = arith.subi %n2, %i1 : i32 loc("step")
+      %c3 = arith.addi %c2, %i1 : i32 loc("step")
+      scf.yield %next, %c3 : i32, i32
+    }
+    memref.store %res#1, %steps[%c0] : memref<?xi32>
+    return
+  }
+}
+"""
+
+
+def test_while_regions_share_one_c_scope(device):
+    """The condition and the body of scf.while print into one C block: values of
+    both named alike get different C names."""
+    kernel = emit(WHILE_SAME_NAMES)
+    declared = re.findall(r"\b(?:bool|int) (step\w*) =", kernel.source)
+    assert len(declared) >= 3 and len(set(declared)) == len(declared), kernel.source
+    steps = np.zeros(1, np.int32)
+    run(device, kernel, [np.array([5], np.int32), steps])
+    assert steps[0] == 5
+
+
 # ---------------------------------------------------------------------------
 # Vectors (vload / vstore)
 # ---------------------------------------------------------------------------

@@ -192,7 +192,9 @@ def test_unknown_custom_call_target_names_target_and_line():
     with pytest.raises(HloUnsupportedError,
                        match=rf'custom-call\) in computation main\.1, line {line}: custom-call '
                              rf'target "__cublas\$lt\$matmul\$f8" is not supported .*'
-                             rf'supported targets: __cublas\$gemm, __cublas\$lt\$matmul'):
+                             rf'supported targets: __cublas\$gemm, __cublas\$lt\$matmul, '
+                             rf'TopK, __cudnn\$convForward, __cudnn\$convBiasActivationForward, '
+                             rf'__cudnn\$convBackwardInput, __cudnn\$convBackwardFilter\)'):
         ModuleRunner(read_hlo(source)).run(inputs(data("gemm_default")))
 
 

@@ -16,13 +16,12 @@ output's wider type), at least as precise as any precision it asks for.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
 from .computation_builder import ComputationBuilder, LibraryCall, array_shape
 from .errors import HloUnsupportedError, where
-from .reader import HloInstruction
+from .reader import HloInstruction, backend_config
 from .shapes import Shape
 
 # epilogue -> (adds a bias, activation, returns the pre-activation value too)
@@ -48,18 +47,6 @@ class GemmConfig:
     rhs_batch: list
     lhs_contracting: list
     rhs_contracting: list
-
-
-def backend_config(instr: HloInstruction) -> dict:
-    """The `backend_config` JSON of an instruction (printed bare or as a quoted string)."""
-    text = instr.attrs.get("backend_config", "").strip()
-    try:
-        value = json.loads(text) if text else {}
-        if isinstance(value, str):
-            value = json.loads(value)
-    except json.JSONDecodeError as e:
-        raise HloUnsupportedError(f"{where(instr)}: backend_config is not JSON ({e})") from e
-    return value
 
 
 def gemm_config(instr: HloInstruction) -> GemmConfig:

@@ -268,10 +268,24 @@ _CMPI_U = {"EQ": arith.CmpIPredicate.eq, "NE": arith.CmpIPredicate.ne,
 def _compare(em, instr, a):
     direction = instr.attr("direction")
     et = _et(instr, 0)
+    if et.is_float and instr.attrs.get("type") == "TOTALORDER":
+        return arith.cmpi(_CMPI_S[direction], *(total_order_key(x) for x in a))
     if et.is_float:
         return arith.cmpf(_CMPF[direction], *a)
     table = _CMPI_U if et.is_unsigned else _CMPI_S
     return arith.cmpi(table[direction], *a)
+
+
+def total_order_key(x: ir.Value) -> ir.Value:
+    """A float as a signed integer of its width whose order is IEEE total order
+    (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN): the bits, with the magnitude
+    bits flipped for negative numbers."""
+    width = ir.FloatType(x.type).width
+    int_type = ir.IntegerType.get_signless(width)
+    bits = arith.bitcast(int_type, x)
+    magnitude = arith.constant(int_type, (1 << (width - 1)) - 1)
+    sign = arith.shrsi(bits, arith.constant(int_type, width - 1))   # 0 or all ones
+    return arith.xori(bits, arith.andi(sign, magnitude))
 
 
 def _select(em, instr, a):
@@ -694,6 +708,10 @@ class Elemental:
             return [values[instr.operands[0]][instr.int_attr("index")]]
         if op in ELEMENTWISE:
             return [ELEMENTWISE[op](self, instr, [values[o][0] for o in instr.operands])]
+        if op == "bitcast" and instr.shape.element != instr.operands[0].shape.element:
+            # A scalar bitcast between types of one width (comparators of float
+            # sorts) reinterprets the bits.
+            return [_bitcast_convert(self, instr, [values[instr.operands[0]][0]])]
         if op in ("broadcast", "reshape", "bitcast") and instr.shape.size == 1:
             return values[instr.operands[0]]
         raise HloUnsupportedError(f"{where(instr)}: {op} is not supported in a scalar "
@@ -761,30 +779,45 @@ def _reduce_window(em: Elemental, instr, indices) -> list[ir.Value]:
 
     def body(ivs, accs):
         def step():
-            ok = None
-            positions = []
-            for d, (o, w) in enumerate(zip(indices, ivs)):
-                lo = window["pad"][d][0]
-                # padded-and-dilated input position of this window element
-                pos = apply_expr(Dim(0) * window["stride"][d] + Dim(1) * window["rhs_dilate"][d]
-                                 - lo, [o, w])
-                dil = window["lhs_dilate"][d]
-                conds = [arith.cmpi(arith.CmpIPredicate.sge, pos, const_index(0)),
-                         arith.cmpi(arith.CmpIPredicate.slt, pos,
-                                    const_index((in_dims[d] - 1) * dil + 1))]
-                if dil > 1:
-                    conds.append(arith.cmpi(arith.CmpIPredicate.eq,
-                                            apply_expr(Dim(0) % dil, [pos]), const_index(0)))
-                    pos = apply_expr(Dim(0) // dil, [pos])
-                for c in conds:
-                    ok = c if ok is None else arith.andi(ok, c)
-                positions.append(pos)
-            return if_else(ok, types,
-                           lambda: em.in_region(lambda: em.apply_computation(
-                               reducer, list(accs) + [em.scalar(x, positions) for x in inputs])),
-                           lambda: list(accs))
+            positions, inside = window_input_positions(indices, ivs, window, in_dims)
+
+            def apply():
+                return em.in_region(lambda: em.apply_computation(
+                    reducer, list(accs) + [em.scalar(x, positions) for x in inputs]))
+            if inside is None:
+                return apply()
+            return if_else(inside, types, apply, lambda: list(accs))
         return em.in_region(step)
     return _loop_nest(list(window["size"]), init_values, body)
+
+
+def window_input_positions(out_positions, taps, window: dict, sizes):
+    """Where window tap `taps` of output position `out_positions` reads the input
+    (reduce-window, convolution; `window` as `HloInstruction.window()` gives it):
+    p = s * stride + w * rhs_dilate - pad_low in the lhs-dilated input, an input
+    element when 0 <= p <= (size - 1) * lhs_dilate and p % lhs_dilate == 0, at
+    p / lhs_dilate; elsewhere padding. Returns (input index per dimension, i1
+    'inside the input', or None where every tap is inside)."""
+    positions, inside = [], None
+    for d, (s, w) in enumerate(zip(out_positions, taps)):
+        low, high = window["pad"][d]
+        dilate = window["lhs_dilate"][d]
+        p = apply_expr(Dim(0) * window["stride"][d] + Dim(1) * window["rhs_dilate"][d] - low,
+                       [s, w])
+        conditions = []
+        if low > 0:
+            conditions.append(arith.cmpi(arith.CmpIPredicate.sge, p, const_index(0)))
+        if high > 0 or dilate > 1:
+            conditions.append(arith.cmpi(arith.CmpIPredicate.slt, p,
+                                         const_index((sizes[d] - 1) * dilate + 1)))
+        if dilate > 1:
+            conditions.append(arith.cmpi(arith.CmpIPredicate.eq,
+                                         apply_expr(Dim(0) % dilate, [p]), const_index(0)))
+            p = apply_expr(Dim(0) // dilate, [p])
+        for c in conditions:
+            inside = c if inside is None else arith.andi(inside, c)
+        positions.append(p)
+    return positions, inside
 
 
 def _dot(em: Elemental, instr, indices) -> list[ir.Value]:
@@ -875,13 +908,19 @@ def _dynamic_update_slice(em: Elemental, instr, indices) -> list[ir.Value]:
 
 
 def gather_operand_index(em: Elemental, instr, indices) -> list[ir.Value]:
-    """The operand index an output element of a gather reads (general form)."""
+    """The operand index an output element of a gather reads (general form, with
+    batching dimensions: operand dimension `operand_batching_dims[k]` is indexed by
+    the output's batch index along start-indices dimension
+    `start_indices_batching_dims[k]`, as `vmap` of a gather prints)."""
     operand, starts_op = instr.operands
     offset_dims = instr.int_list("offset_dims", ())
     collapsed = instr.int_list("collapsed_slice_dims", ())
     start_map = instr.int_list("start_index_map", ())
-    if instr.int_list("operand_batching_dims", ()):
-        raise HloUnsupportedError(f"{where(instr)}: gathers with batching dims are not supported")
+    operand_batching = instr.int_list("operand_batching_dims", ())
+    indices_batching = instr.int_list("start_indices_batching_dims", ())
+    if len(operand_batching) != len(indices_batching):
+        raise HloUnsupportedError(f"{where(instr)}: operand_batching_dims and "
+                                  f"start_indices_batching_dims differ in length")
     slice_sizes = instr.int_list("slice_sizes")
     ivd = instr.int_attr("index_vector_dim", starts_op.shape.rank)
     batch_idx = [v for d, v in enumerate(indices) if d not in offset_dims]
@@ -894,7 +933,10 @@ def gather_operand_index(em: Elemental, instr, indices) -> list[ir.Value]:
             idx.insert(ivd, const_index(k))
         v = to_index(em.scalar(starts_op, idx), starts_op.shape.element)
         start[od] = clamp_index(v, 0, operand.shape.dims[od] - slice_sizes[od])
-    window = [d for d in range(rank) if d not in collapsed]
+    for od, sd in zip(operand_batching, indices_batching):
+        # batch_idx walks the start-indices dimensions without index_vector_dim.
+        start[od] = batch_idx[sd if sd < ivd else sd - 1]
+    window = [d for d in range(rank) if d not in collapsed and d not in operand_batching]
     full = list(start)
     for d, off in zip(window, offset_idx):
         full[d] = arith.addi(start[d], off)
@@ -926,3 +968,11 @@ SPECIAL: dict[str, Callable] = {
     "map": _map,
     "get-tuple-element": _get_tuple_element,
 }
+
+
+def _register_convolution() -> None:
+    from .convolution import emit_convolution   # it builds on the helpers above
+    SPECIAL["convolution"] = emit_convolution
+
+
+_register_convolution()

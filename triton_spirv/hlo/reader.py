@@ -13,6 +13,7 @@ Text that does not read raises `HloParseError` with the line and column.
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -165,6 +166,23 @@ class HloModule:
 
     def __str__(self) -> str:
         return self.text
+
+
+def custom_call_target(instr: HloInstruction) -> str:
+    """The `custom_call_target` of a custom-call, without its quotes."""
+    return instr.attrs.get("custom_call_target", "").strip().strip('"')
+
+
+def backend_config(instr: HloInstruction) -> dict:
+    """The `backend_config` JSON of an instruction (printed bare or as a quoted string)."""
+    text = instr.attrs.get("backend_config", "").strip()
+    try:
+        value = json.loads(text) if text else {}
+        if isinstance(value, str):
+            value = json.loads(value)
+    except json.JSONDecodeError as e:
+        raise HloUnsupportedError(f"{where(instr)}: backend_config is not JSON ({e})") from e
+    return value
 
 
 def read_hlo(text: str, path: str | None = None) -> HloModule:
@@ -478,7 +496,7 @@ class _Reader:
             if key in ("to_apply", "calls", "condition", "body"):
                 for callee in value.strip("{}").split(","):
                     pending_calls.append((instr, callee.strip().lstrip("%"), key_pos))
-            elif key == "branch_computations":
+            elif key in ("branch_computations", "called_computations"):
                 for callee in value.strip("{}").split(","):
                     pending_calls.append((instr, callee.strip().lstrip("%"), key_pos))
         self.skip_space(newlines=False)

@@ -2,9 +2,11 @@
 
 The entry computation is evaluated instruction by instruction on the host:
 parameters, constants, tuples, get-tuple-element and default-layout bitcasts need no
-kernel; fusions run their compiled kernels; every other instruction is wrapped into a
+kernel; fusions run their compiled kernels; a custom-call runs the fused computation
+its handler builds (custom_calls.py); every other instruction is wrapped into a
 one-instruction fusion and compiled the same way; `call`, `while` and `conditional`
-evaluate their computations (the loop and branch decisions are taken on the host).
+evaluate their computations (the loop and branch decisions are taken on the host), and
+so does a sort of long rows, lowered to a chain of passes (emitters/sort.py).
 
 Kernels go through the Triton backend's launcher (`launcher.OpenCLLauncher`) with a
 thin adapter: the signature is made from the kernel's buffers ("*fp32", "*bf16", ...).
@@ -28,6 +30,7 @@ import numpy as np
 from .compile import CompiledFusion, compile_fusion, kernel_name, source_file_for
 from .custom_calls import lower_custom_call
 from .elemental import literal_array
+from .emitters.sort import lower_sort_to_passes, sorted_in_passes
 from .errors import HloOutputError, HloUnsupportedError, where
 from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
 from .shapes import bf16_bits_to_f32, f32_to_bf16_bits
@@ -108,6 +111,7 @@ class ModuleRunner:
         self.keep_stages = keep_stages or bool(self.view_dir)
         self.fusions: dict[HloInstruction, CompiledFusion] = {}
         self.library_calls: dict = {}        # custom-call -> LibraryCall
+        self.lowerings: dict[HloInstruction, HloComputation] = {}   # sorts of long rows
         self.dynamic = module_is_dynamic(module)
         self._entry_check = None
         if self.dynamic:
@@ -138,7 +142,16 @@ class ModuleRunner:
             for instr in comp.instructions:
                 if instr.opcode in ("call", "while", "conditional"):
                     stack.extend(instr.called)
+                elif sorted_in_passes(instr):
+                    stack.append(self.lowering(instr))
         return order
+
+    def lowering(self, instr: HloInstruction) -> HloComputation:
+        """The computation a sort of long rows runs as: a chain of passes, each its own
+        fusion (emitters/sort.py), evaluated as a `call` is."""
+        if instr not in self.lowerings:
+            self.lowerings[instr] = lower_sort_to_passes(instr)
+        return self.lowerings[instr]
 
     def fusion_for(self, instr: HloInstruction) -> CompiledFusion:
         if instr not in self.fusions:
@@ -223,6 +236,8 @@ class ModuleRunner:
             return operands[0].reshape(self.concrete(instr.shape))
         if op == "call":
             return self.evaluate(instr.called_computation(), operands)
+        if sorted_in_passes(instr):
+            return self.evaluate(self.lowering(instr), operands)
         if op == "while":
             return self._while(instr, operands[0])
         if op == "conditional":
@@ -437,7 +452,7 @@ def is_noop_bitcast(instr) -> bool:
 
 
 def needs_kernel(instr) -> bool:
-    if instr.opcode in NO_KERNEL:
+    if instr.opcode in NO_KERNEL or sorted_in_passes(instr):
         return False
     if instr.opcode == "bitcast" and is_noop_bitcast(instr):
         return False
@@ -446,9 +461,9 @@ def needs_kernel(instr) -> bool:
 
 def wrap_instruction(instr) -> HloComputation:
     """An unfused instruction as a one-instruction fused computation."""
-    if instr.opcode in ("sort", "rng", "rng-bit-generator", "infeed",
+    if instr.opcode in ("rng", "rng-bit-generator", "infeed",
                         "outfeed", "send", "recv", "all-reduce", "fft", "triangular-solve",
-                        "cholesky", "convolution"):
+                        "cholesky"):
         raise HloUnsupportedError(f"{where(instr)}: {instr.opcode} is not supported by the "
                                   f"HLO frontend")
     comp = HloComputation(f"wrapped_{instr.name}", [], instr.line)

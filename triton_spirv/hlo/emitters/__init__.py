@@ -1,7 +1,8 @@
 """Hero analysis: the emitter of a fusion is chosen from its fused computation (the
 fusion's `kind=` is only a hint, and XLA:CPU's kinds do not follow XLA:GPU's).
 
-The seven emitter types, tried in this order:
+The eight emitter types, tried in this order:
+  sort                  root is a sort or a top-k (rank sort, emitters/sort.py)
   scatter               root is a scatter
   dynamic_update_slice  root is a dynamic-update-slice (in place: copy, then update)
   input_slices          root is a tuple of slices of same-shaped values
@@ -68,8 +69,9 @@ def choose_emitter(computation) -> EmitterChoice:
     from .loop import emit_loop
     from .reduction import try_reduction
     from .scatter import try_scatter
+    from .sort import try_sort
     from .transpose import try_transpose
-    for attempt in (try_scatter, try_dynamic_update_slice, try_input_slices,
+    for attempt in (try_sort, try_scatter, try_dynamic_update_slice, try_input_slices,
                     try_concatenate, try_reduction, try_transpose):
         choice = attempt(computation)
         if choice is not None:
