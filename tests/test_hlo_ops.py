@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from hlo_helpers import hlo_path, run_file
+from hlo_helpers import hlo_path, listing, run_file
 
 CASES = sorted(os.path.basename(p)[:-len(".hlo")]
                for p in glob.glob(hlo_path("jax_ops", "*.hlo")))
@@ -93,6 +93,52 @@ def test_backward_filter_becomes_a_convolution_over_the_batch():
     conv = _lowered_convolution("conv_strided_grad_filter")
     assert conv.attrs["window"] == "{size=5x5 stride=1x1 pad=1_1x1_1 rhs_dilate=2x2}"
     assert conv.attrs["dim_labels"] == "fb01_io01->fb01"
+
+
+def test_bias_activation_epilogue_lowered_in_and_out():
+    """relu(conv_result_scale * conv + side_input_scale * side + bias per feature), one
+    fused computation at the call's line, the u8 workspace left out."""
+    from triton_spirv.hlo.custom_calls import lower_custom_call
+    from triton_spirv.hlo.reader import read_hlo
+    call = read_hlo(_gpu_text("conv_bias_side_input")).entry.by_name(
+        "cudnn-conv-bias-activation.4")
+    lowered = lower_custom_call(call)
+    assert listing(lowered.computation) == [
+        "x.1 = f32[2,3,8,8] parameter()",
+        "w.1 = f32[4,3,3,3] parameter()",
+        "b.1 = f32[4] parameter()",
+        "s.1 = f32[2,4,8,8] parameter()",
+        "convolution.1 = f32[2,4,8,8] convolution(x.1, w.1) window={size=3x3 pad=1_1x1_1} "
+        "dim_labels=bf01_oi01->bf01",
+        "constant.2 = f32[] constant() 0.5",
+        "broadcast.3 = f32[2,4,8,8] broadcast(constant.2) dimensions={}",
+        "multiply.4 = f32[2,4,8,8] multiply(convolution.1, broadcast.3)",
+        "constant.5 = f32[] constant() 2.0",
+        "broadcast.6 = f32[2,4,8,8] broadcast(constant.5) dimensions={}",
+        "multiply.7 = f32[2,4,8,8] multiply(s.1, broadcast.6)",
+        "add.8 = f32[2,4,8,8] add(multiply.4, multiply.7)",
+        "broadcast.9 = f32[2,4,8,8] broadcast(b.1) dimensions={1}",
+        "add.10 = f32[2,4,8,8] add(add.8, broadcast.9)",
+        "constant.11 = f32[] constant() 0",
+        "broadcast.12 = f32[2,4,8,8] broadcast(constant.11) dimensions={}",
+        "ROOT maximum.13 = f32[2,4,8,8] maximum(add.10, broadcast.12)",
+    ]
+    assert lowered.outputs == [0, None]
+    assert all(i.line == call.line for i in lowered.computation.instructions)
+
+
+def test_top_k_call_is_its_own_fused_computation():
+    """XLA:CPU's TopK: the sort emitter reads the call itself; both leaves are outputs."""
+    from triton_spirv.hlo.custom_calls import lower_custom_call
+    from triton_spirv.hlo.reader import read_hlo_file
+    call = read_hlo_file(hlo_path("jax_ops", "top_k.cpu.hlo")).entry.root
+    lowered = lower_custom_call(call)
+    assert [line.split(" metadata=")[0] for line in listing(lowered.computation)] == [
+        "x.1 = f32[6,50] parameter()",
+        'ROOT custom-call = (f32[6,5], s32[6,5]) custom-call(x.1) custom_call_target="TopK" '
+        "called_computations={%compare-greater-than.1.clone}",
+    ]
+    assert lowered.outputs == [0, 1]
 
 
 def _run_text(text: str):

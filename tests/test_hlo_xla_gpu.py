@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from hlo_helpers import hlo_path
+from hlo_helpers import hlo_path, listing
 from triton_spirv.hlo import HloOutputError, HloUnsupportedError, read_hlo, read_hlo_file
 from triton_spirv.hlo.runtime import ModuleRunner
 
@@ -239,17 +239,6 @@ ENTRY %main (a: f32[8,4], b: f32[6,4], c: f32[8,6], bias: f32[6]) -> f32[8,6] {
   ROOT %out = f32[8,6]{1,0} get-tuple-element(%gemm), index=0
 }
 """
-
-
-def listing(computation):
-    lines = []
-    for i in computation.instructions:
-        attrs = " ".join(f"{k}={v}" for k, v in i.attrs.items())
-        literal = f" {i.literal}" if i.literal else ""
-        operands = ", ".join(o.name for o in i.operands)
-        lines.append(("ROOT " if i.is_root else "") +
-                     f"{i.name} = {i.shape} {i.opcode}({operands}){literal} {attrs}".rstrip())
-    return lines
 
 
 def test_cublas_call_lowered_in_and_out():

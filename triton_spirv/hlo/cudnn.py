@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .computation_builder import LibraryCall
+from .computation_builder import ComputationBuilder, LibraryCall, array_shape
 from .errors import HloUnsupportedError, where
-from .reader import HloComputation, HloInstruction, backend_config, custom_call_target, read_hlo
+from .reader import HloInstruction, backend_config, custom_call_target
+from .shapes import ELEMENT_TYPES, Shape
 
 
 # -- the convolution each target computes ----------------------------------------------
@@ -63,17 +64,17 @@ def _spatial_dims(labels: str) -> list[int]:
     return [labels.index(str(n)) for n in range(sum(c.isdigit() for c in labels))]
 
 
-def _forward_convolution(instr) -> str:
+def _forward_convolution(instr) -> dict:
     """The call's own convolution attributes."""
+    attrs = {"window": instr.attrs["window"]} if "window" in instr.attrs else {}
+    attrs["dim_labels"] = instr.attr("dim_labels")
     groups = instr.int_attr("feature_group_count", 1)
-    attrs = f"window={instr.attrs['window']}, " if "window" in instr.attrs else ""
-    attrs += f"dim_labels={instr.attr('dim_labels')}"
     if groups != 1:
-        attrs += f", feature_group_count={groups}"
+        attrs["feature_group_count"] = str(groups)
     return attrs
 
 
-def _backward_input_convolution(instr) -> str:
+def _backward_input_convolution(instr) -> dict:
     """The input gradient as a plain convolution of the output gradient with the
     spatially reversed kernel (input and output features swapped), the forward
     stride as lhs dilation: input position p gets g[s] * w[k] for every
@@ -96,10 +97,10 @@ def _backward_input_convolution(instr) -> str:
         pads.append((low, high))
     window = _window_text(w["size"], [1] * rank, pads, w["stride"], w["rhs_dilate"],
                           reversal=rank > 0)
-    return f"window={window}, dim_labels={out}_{_swap(rhs, 'i', 'o')}->{lhs}"
+    return {"window": window, "dim_labels": f"{out}_{_swap(rhs, 'i', 'o')}->{lhs}"}
 
 
-def _backward_filter_convolution(instr) -> str:
+def _backward_filter_convolution(instr) -> dict:
     """The kernel gradient as a plain convolution of the input (batch and features
     swapped) with the output gradient as the kernel: kernel position k gets
     x[s * stride + k * rhs_dilate - pad_low] * g[s], summed over batch and s. With
@@ -122,8 +123,10 @@ def _backward_filter_convolution(instr) -> str:
     window = _window_text(sizes, w["rhs_dilate"], pads, None, w["stride"])
     labels = (f"{_swap(lhs, 'b', 'f')}_{_rename(out, {'b': 'i', 'f': 'o'})}"
               f"->{_rename(rhs, {'i': 'b', 'o': 'f'})}")
-    grouped = f", batch_group_count={groups}" if groups > 1 else ""
-    return f"window={window}, dim_labels={labels}{grouped}"
+    attrs = {"window": window, "dim_labels": labels}
+    if groups > 1:
+        attrs["batch_group_count"] = str(groups)
+    return attrs
 
 
 def _require_ungrouped(instr) -> None:
@@ -148,132 +151,91 @@ def _result_shape(instr):
     return shape.tuple_shapes[0]
 
 
-# Activations of cudnn_conv_backend_config: (name of y, element type, dims text,
-# alpha) -> lines computing the activated value, the last one named `activated`.
-def _relu(y, t, dims, alpha):
-    return [f"zero = {t}[] constant(0)", f"zeros = {t}[{dims}] broadcast(zero), dimensions={{}}",
-            f"activated = {t}[{dims}] maximum({y}, zeros)"]
+# -- the epilogue -----------------------------------------------------------------------
+
+# Activations of cudnn_conv_backend_config: (builder, y, leakyrelu_alpha) -> activated y.
+def _relu(b: ComputationBuilder, y, alpha):
+    return b.elementwise("maximum", y, b.splat(0, y.shape))
 
 
-def _relu6(y, t, dims, alpha):
-    return [f"zero = {t}[] constant(0)", f"six = {t}[] constant(6)",
-            f"activated = {t}[{dims}] clamp(zero, {y}, six)"]
+def _relu6(b: ComputationBuilder, y, alpha):
+    return b.op("clamp", y.shape, [b.constant(y.shape.element, 0), y,
+                                   b.constant(y.shape.element, 6)])
 
 
 def _unary(opcode):
-    return lambda y, t, dims, alpha: [f"activated = {t}[{dims}] {opcode}({y})"]
+    return lambda b, y, alpha: b.elementwise(opcode, y)
 
 
 def _select_negative(negative_part):
     """y where y > 0, else `negative_part` of y (ELU, leaky ReLU)."""
-    def lines(y, t, dims, alpha):
-        return [f"zero = {t}[] constant(0)",
-                f"zeros = {t}[{dims}] broadcast(zero), dimensions={{}}",
-                f"positive = pred[{dims}] compare({y}, zeros), direction=GT",
-                *negative_part(y, t, dims, alpha),
-                f"activated = {t}[{dims}] select(positive, {y}, negative)"]
-    return lines
+    def activated(b: ComputationBuilder, y, alpha):
+        positive = b.op("compare", Shape(ELEMENT_TYPES["pred"], y.shape.dims),
+                        [y, b.splat(0, y.shape)], direction="GT")
+        return b.op("select", y.shape, [positive, y, negative_part(b, y, alpha)])
+    return activated
 
 
-def _gelu_exact(y, t, dims, alpha):
+def _gelu_exact(b: ComputationBuilder, y, alpha):
     """y * (1 + erf(y / sqrt(2))) / 2."""
-    return [f"half = {t}[] constant(0.5)", f"halves = {t}[{dims}] broadcast(half), dimensions={{}}",
-            f"one = {t}[] constant(1)", f"ones = {t}[{dims}] broadcast(one), dimensions={{}}",
-            f"rsqrt2 = {t}[] constant(0.70710678118654752)",
-            f"rsqrt2s = {t}[{dims}] broadcast(rsqrt2), dimensions={{}}",
-            f"gelu_x = {t}[{dims}] multiply({y}, rsqrt2s)", f"gelu_erf = {t}[{dims}] erf(gelu_x)",
-            f"gelu_1p = {t}[{dims}] add(ones, gelu_erf)",
-            f"gelu_half = {t}[{dims}] multiply({y}, halves)",
-            f"activated = {t}[{dims}] multiply(gelu_half, gelu_1p)"]
+    erf = b.elementwise("erf", b.elementwise("multiply", y,
+                                             b.splat(0.7071067811865476, y.shape)))
+    half_y = b.elementwise("multiply", y, b.splat(0.5, y.shape))
+    return b.elementwise("multiply", half_y,
+                         b.elementwise("add", b.splat(1, y.shape), erf))
 
 
-ACTIVATIONS: dict[str, Callable] = {
+ACTIVATIONS: dict[str, Callable | None] = {
     "kNone": None,
     "kRelu": _relu,
     "kRelu6": _relu6,
     "kSigmoid": _unary("logistic"),
     "kTanh": _unary("tanh"),
-    "kElu": _select_negative(lambda y, t, dims, alpha: [
-        f"negative = {t}[{dims}] exponential-minus-one({y})"]),
-    "kLeakyRelu": _select_negative(lambda y, t, dims, alpha: [
-        f"alpha = {t}[] constant({alpha!r})",
-        f"alphas = {t}[{dims}] broadcast(alpha), dimensions={{}}",
-        f"negative = {t}[{dims}] multiply({y}, alphas)"]),
+    "kElu": _select_negative(lambda b, y, alpha: b.elementwise("exponential-minus-one", y)),
+    "kLeakyRelu": _select_negative(lambda b, y, alpha: b.elementwise(
+        "multiply", y, b.splat(alpha, y.shape))),
     "kGeluExact": _gelu_exact,
 }
 
 
-def _cudnn_convolution(convolution: Callable[[HloInstruction], str], with_epilogue: bool):
+def _cudnn_convolution(convolution: Callable[[HloInstruction], dict], with_epilogue: bool):
     def lower(instr) -> LibraryCall:
         result = _result_shape(instr)
-        workspace = instr.shape.tuple_shapes[1]
-        for s in [result, workspace] + [o.shape for o in instr.operands]:
+        for s in [result, instr.shape.tuple_shapes[1]] + [o.shape for o in instr.operands]:
             if not s.is_static or not s.has_default_layout:
                 raise HloUnsupportedError(f"{where(instr)}: {custom_call_target(instr)} with "
                                           f"a dynamic shape or a non-default layout ({s})")
         config = backend_config(instr).get("cudnn_conv_backend_config", {})
-        t, dims = result.element.name, ",".join(map(str, result.dims))
+        b = ComputationBuilder(f"{instr.name}_convolution", instr)
         operands = instr.operands[:4 if with_epilogue else 2]
-        params = [f"p{k} = {o.shape} parameter({k})" for k, o in enumerate(operands)]
-        body = params + [f"conv = {t}[{dims}] convolution(p0, p1), {convolution(instr)}"]
-        body += _epilogue(instr, config, t, dims, with_epilogue)
-        fused = "\n  ".join(body[:-1] + ["ROOT " + body[-1]])
-        text = (f"HloModule {instr.name}_lowering\n\n"
-                f"ENTRY fused_{_c(instr.name)} {{\n  {fused}\n}}\n")
-        return LibraryCall(_at_call_site(read_hlo(text), instr), [0, None])
+        params = [b.parameter(o.shape, o.name) for o in operands]
+        conv = b.op("convolution", array_shape(result), params[:2], **convolution(instr))
+        y = _epilogue(b, instr, config, conv, params[2:])
+        return LibraryCall(b.finish(y), [0, None])
     return lower
 
 
-def _epilogue(instr, config, t, dims, with_epilogue) -> list[str]:
-    """scale * conv (+ side_input_scale * side input) (+ bias), then the activation;
-    the last line is the fused computation's root."""
-    lines, y = [], "conv"
+def _epilogue(b: ComputationBuilder, instr, config, y, extra):
+    """scale * conv (+ side_input_scale * side input) (+ bias), then the activation.
+    `extra`: the parameters after input and kernel (bias, side input)."""
     scale = float(config.get("conv_result_scale", 1))
     if scale != 1:
-        lines += [f"scale = {t}[] constant({scale!r})",
-                  f"scales = {t}[{dims}] broadcast(scale), dimensions={{}}",
-                  f"scaled = {t}[{dims}] multiply(conv, scales)"]
-        y = "scaled"
-    if with_epilogue and len(instr.operands) > 3:
+        y = b.elementwise("multiply", y, b.splat(scale, y.shape))
+    if len(extra) > 1:
         side_scale = float(config.get("side_input_scale", 0))
         if side_scale != 0:
-            lines += [f"side_scale = {t}[] constant({side_scale!r})",
-                      f"side_scales = {t}[{dims}] broadcast(side_scale), dimensions={{}}",
-                      f"side = {t}[{dims}] multiply(p3, side_scales)",
-                      f"with_side = {t}[{dims}] add({y}, side)"]
-            y = "with_side"
-    if with_epilogue and len(instr.operands) > 2:
+            side = b.elementwise("multiply", extra[1], b.splat(side_scale, y.shape))
+            y = b.elementwise("add", y, side)
+    if extra:
         feature = _labels(instr)[2].index("f")
-        lines += [f"biases = {t}[{dims}] broadcast(p2), dimensions={{{feature}}}",
-                  f"with_bias = {t}[{dims}] add({y}, biases)"]
-        y = "with_bias"
+        biases = b.op("broadcast", y.shape, [extra[0]], dimensions=f"{{{feature}}}")
+        y = b.elementwise("add", y, biases)
     mode = config.get("activation_mode", "kNone")
     if mode not in ACTIVATIONS:
         raise HloUnsupportedError(f"{where(instr)}: cuDNN activation_mode {mode} is not "
                                   f"supported (supported: {', '.join(ACTIVATIONS)})")
     activation = ACTIVATIONS[mode]
-    if activation is not None:
-        lines += activation(y, t, dims, float(config.get("leakyrelu_alpha", 0)))
-        y = "activated"
-    if y == "conv":
-        return []            # the convolution is the root
-    return lines
-
-
-def _c(name: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-
-
-def _at_call_site(module, instr) -> HloComputation:
-    """The fused computation (the module's entry), every instruction placed at the
-    custom-call's line."""
-    for comp in module.computations.values():
-        comp.line = instr.line
-        for i in comp.instructions:
-            i.line, i.column = instr.line, instr.column
-    module.path = None
-    module.entry.module = instr.computation.module if instr.computation else module
-    return module.entry
+    return y if activation is None else activation(b, y, float(config.get("leakyrelu_alpha", 0)))
 
 
 lower_cudnn_forward = _cudnn_convolution(_forward_convolution, with_epilogue=True)
