@@ -27,7 +27,9 @@ class ComputationBuilder:
         self.computation.module = origin.computation.module if origin.computation else None
         self._count = 0
 
-    def _add(self, instr: HloInstruction) -> HloInstruction:
+    def add(self, instr: HloInstruction) -> HloInstruction:
+        """Appends an instruction made by the caller (one that calls a computation, or
+        needs a name of its own) and records it as a user of its operands."""
         instr.computation = self.computation
         for operand in instr.operands:
             if instr not in operand.users:
@@ -46,11 +48,11 @@ class ComputationBuilder:
         taken = {p.name for p in self.computation.parameters}
         if name in taken:
             name = f"{name}.{number}"
-        return self._add(HloInstruction(name, "parameter", shape, [], {}, self.origin.line,
+        return self.add(HloInstruction(name, "parameter", shape, [], {}, self.origin.line,
                                         self.origin.column, parameter_number=number))
 
     def op(self, opcode: str, shape: Shape, operands: list, **attrs: str) -> HloInstruction:
-        return self._add(HloInstruction(self._name(opcode.replace("-", "_")), opcode, shape,
+        return self.add(HloInstruction(self._name(opcode.replace("-", "_")), opcode, shape,
                                         list(operands), dict(attrs), self.origin.line,
                                         self.origin.column))
 
@@ -58,7 +60,7 @@ class ComputationBuilder:
         """A scalar constant."""
         instr = HloInstruction(self._name("constant"), "constant", Shape(element, ()), [], {},
                                self.origin.line, self.origin.column, literal=repr(value))
-        return self._add(instr)
+        return self.add(instr)
 
     def splat(self, value, shape: Shape) -> HloInstruction:
         """`value` broadcast to an array shape."""

@@ -322,19 +322,11 @@ def lower_sort_to_passes(instr):
     runs of RUN elements, then merges of neighbouring runs (doubling their width)
     until one run holds the row. Per row of n elements that is n * RUN +
     n * log2(n / RUN) * log2(n) comparisons instead of the n^2 of one rank sort."""
-    from ..reader import HloComputation, HloInstruction
+    from ..computation_builder import ComputationBuilder
+    from ..reader import HloInstruction
     from ..runtime import wrap_instruction
-    entry = HloComputation(f"{instr.name}_passes", [], instr.line)
-
-    def add(new):
-        new.computation = entry
-        for operand in new.operands:
-            operand.users.append(new)
-        entry.instructions.append(new)
-        return new
-    inputs = [add(HloInstruction(f"{instr.name}_in{k}", "parameter", o.shape, [], {},
-                                 instr.line, instr.column, parameter_number=k))
-              for k, o in enumerate(instr.operands)]
+    b = ComputationBuilder(f"{instr.name}_passes", instr)
+    inputs = [b.parameter(o.shape, f"{instr.name}_in{k}") for k, o in enumerate(instr.operands)]
     length = instr.operands[0].shape.dims[instr.dimensions()[0]]
     step, width, kind = 0, RUN, "runs_of"
     while True:
@@ -342,17 +334,16 @@ def lower_sort_to_passes(instr):
                               {**instr.attrs, PASS_ATTR: f"{kind}={width}"}, instr.line,
                               instr.column, called=list(instr.called))
         sort.computation = instr.computation      # messages name the original
-        sorted_pass = add(HloInstruction(
+        sorted_pass = b.add(HloInstruction(
             f"{instr.name}_pass{step}", "fusion", instr.shape, inputs, {"kind": "kCustom"},
             instr.line, instr.column, called=[wrap_instruction(sort)]))
         if kind == "merge_runs_of":
             width *= 2
         if width >= length:
             sorted_pass.is_root = True
-            entry.module = instr.computation.module if instr.computation else None
-            return entry
+            return b.computation
         inputs = [sorted_pass] if not instr.shape.is_tuple else [
-            add(HloInstruction(f"{instr.name}_pass{step}_{k}", "get-tuple-element", leaf,
-                               [sorted_pass], {"index": str(k)}, instr.line, instr.column))
+            b.add(HloInstruction(f"{instr.name}_pass{step}_{k}", "get-tuple-element", leaf,
+                                 [sorted_pass], {"index": str(k)}, instr.line, instr.column))
             for k, leaf in enumerate(instr.shape.tuple_shapes)]
         step, kind = step + 1, "merge_runs_of"
