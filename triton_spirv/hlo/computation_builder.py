@@ -1,5 +1,6 @@
-"""Builds small fused computations (HLO objects, as the reader makes them) from
-Python: how a library call (custom-call) becomes ordinary HLO that the emitters lower.
+"""Builds small computations (HLO objects, as the reader makes them) from Python: how
+a custom-call becomes ordinary HLO that the emitters lower (cublas.py, cudnn.py), and
+how a sort of long rows becomes a chain of passes (emitters/sort.py).
 
 Every instruction built carries the line and column of the instruction it stands for,
 so kernels, reports and error messages point at the HLO line of the original call."""
