@@ -211,6 +211,12 @@ def _best_matches_first(spec, found):
     return [c for rank, _, c in sorted((r for r in ranked if r[0] is not None), key=lambda r: r[:2])]
 
 
+def matches(spec, candidate) -> bool:
+    """Whether `spec` (as in TRITON_OPENCL_DEVICE) names `candidate`, a
+    (platform index, device index, platform, device) of the listing."""
+    return _match_rank(spec, candidate) is not None
+
+
 def _match_rank(spec, candidate):
     """0 (exact) to 2 (inside a name), or None where `spec` does not match."""
     platform_index, device_index, platform, device = candidate

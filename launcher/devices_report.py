@@ -87,7 +87,7 @@ def probe_devices(spec=None) -> list:
         p_index, d_index, platform, device = candidate
         entry = DeviceEntry(p_index, d_index, platform.name.strip(), device.name.strip(),
                             device_facts(cl, device))
-        entry.selected_by_env = _device._matches(spec, candidate) if spec else True
+        entry.selected_by_env = _device.matches(spec, candidate) if spec else True
         try:
             with warnings.catch_warnings():  # pyopencl's notes about compiler output
                 warnings.simplefilter("ignore")

@@ -7,6 +7,7 @@ millisecond instead of a full OpenCL C compile) and otherwise builds the source.
 """
 
 import hashlib
+import warnings
 import re
 
 from .device import OpenCLDevice, get_device
@@ -80,7 +81,7 @@ def _try_build_from_binary(dev, binary, options):
     """None when the driver refuses the binary (it may have changed under the same name)."""
     cl = _cl()
     try:
-        return cl.Program(dev.context, [dev.device], [binary]).build(options=_with_defaults(options))
+        return _build(cl.Program(dev.context, [dev.device], [binary]), dev, options)
     except cl.Error:
         return None
 
@@ -89,11 +90,22 @@ def _build_from_source(dev, source, options, name):
     cl = _cl()
     program = cl.Program(dev.context, source)
     try:
-        return program.build(options=_with_defaults(options), devices=[dev.device])
+        return _build(program, dev, options)
     except cl.Error as exc:
         log = _build_log(program, dev, exc)
         lines = blamed_source_lines(log, source)
         raise OpenCLBuildError(_build_error_message(dev, name, options, log, lines, source), log, lines) from None
+
+
+def _build(program, dev, options):
+    """Builds without pyopencl's own disk cache (Triton's cache keeps our binaries; with
+    both, a driver that refuses a cached binary reaches a pyopencl error path that
+    fails on its own) and without its warning about compiler output: a failed build
+    raises with the log, and a successful one's notes (Intel prints some) are noise."""
+    cl = _cl()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        return program.build(options=_with_defaults(options), devices=[dev.device], cache_dir=False)
 
 
 def _with_defaults(options):
