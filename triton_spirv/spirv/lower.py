@@ -1,0 +1,130 @@
+"""Memref stage -> SPIR-V (the `spv` stage) with upstream MLIR's SPIR-V dialect.
+
+    flatten_buffers (flatten.py)        views and copies -> flat buffers, index arithmetic
+    canonicalize, cse, licm             fold and hoist that arithmetic
+    kernels_in_gpu_module               func.func -> gpu.func in a gpu.module whose target
+                                        is an OpenCL SPIR-V environment (Kernel, Physical64)
+    convert-gpu-to-spirv & co.          upstream conversions (gpu, scf, cf, arith, math,
+                                        memref, vector, func)
+    buffer addresses                    memref.extract_aligned_pointer_as_index, which no
+                                        upstream pattern converts, -> spirv.ConvertPtrToU
+    gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
+
+Everything runs through the MLIR Python bindings in one context.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir, passmanager
+from mlir.dialects import gpu, spirv
+
+from .flatten import SpirvStageError, error_at, flatten_buffers, local_size
+from .index_width import widen_index
+
+# What the module may use; spirv-update-vce then declares only what it does use.
+# SPIR-V 1.0 with the OpenCL memory model: every OpenCL 2.1+/3.0 driver that reports
+# an IL version takes it.
+TARGET_ENV = ("#spirv.target_env<#spirv.vce<v1.0, [Kernel, Addresses, Int8, Int16, Int64, "
+              "Float16, Float64, Float16Buffer, Int64Atomics, Vector16, GenericPointer], []>, "
+              "api=OpenCL, #spirv.resource_limits<>>")
+GPU_MODULE = "kernels"
+
+CLEANUP = ("canonicalize", "cse", "loop-invariant-code-motion", "canonicalize")
+TO_SPIRV = (
+    "map-memref-spirv-storage-class{client-api=opencl}",
+    "convert-math-to-spirv",
+    "convert-gpu-to-spirv{use-64bit-index=true}",
+    "convert-scf-to-spirv",
+)
+AFTER_SPIRV = ("gpu.module(spirv.module(spirv-lower-abi-attrs,spirv-update-vce,canonicalize))",)
+
+
+@dataclass
+class SpirvModule:
+    name: str             # the kernel's entry point
+    binary: bytes         # SPIR-V words, little-endian
+    assembly: str         # the spirv.module as MLIR text (the `spvasm` stage)
+
+
+def _run(module: ir.Module, passes, what: str) -> None:
+    pm = passmanager.PassManager.parse("builtin.module(" + ",".join(passes) + ")")
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as err:
+        raise SpirvStageError(f"{what} failed: {err}") from None
+
+
+def kernels_in_gpu_module(module: ir.Module) -> None:
+    """Moves each func.func of `module` into a gpu.func kernel of one gpu.module."""
+    funcs = _funcs(module)
+    module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+    # Passes that run on the whole module (convert-scf-to-spirv) read the target here.
+    module.operation.attributes["spirv.target_env"] = ir.Attribute.parse(TARGET_ENV)
+    with ir.InsertionPoint(module.body), module.operation.location:
+        gmod = gpu.GPUModuleOp(GPU_MODULE, targets=ir.ArrayAttr.get([ir.Attribute.parse(TARGET_ENV)]))
+        gmod.bodyRegion.blocks.append()
+    for func in funcs:
+        _as_gpu_kernel(func, gmod)
+
+
+def _funcs(module: ir.Module) -> list:
+    return [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+
+
+def _as_gpu_kernel(func, gmod) -> None:
+    fn_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    size = local_size(func)
+    with ir.InsertionPoint(gmod.bodyRegion.blocks[0]), func.location:
+        kernel = gpu.GPUFuncOp(fn_type, sym_name=ir.StringAttr(func.attributes["sym_name"]).value,
+                               kernel=True)
+    kernel.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
+        f"#spirv.entry_point_abi<workgroup_size = [{size[0]}, {size[1]}, {size[2]}]>")
+    body = func.regions[0].blocks[0]
+    body.append_to(kernel.body)
+    terminator = body.operations[len(body.operations) - 1]
+    with ir.InsertionPoint(terminator), terminator.location:
+        gpu.ReturnOp([])
+    terminator.erase()
+    func.erase()
+
+
+def lower_to_spirv(module: ir.Module) -> SpirvModule:
+    """Lowers a memref-stage module in place and serializes its one kernel."""
+    with module.context:
+        flatten_buffers(module)
+        for func in _funcs(module):
+            widen_index(func)
+        _run(module, CLEANUP, "clean-up after flattening")
+        kernels_in_gpu_module(module)
+        _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
+        _run(module, AFTER_SPIRV, "SPIR-V ABI lowering")
+        assembly = str(_spirv_module(module))
+        name = _entry_point(module)
+        _run(module, ("gpu-module-to-binary{format=bin}",), "SPIR-V serialization")
+        binary = _binary(module)
+    return SpirvModule(name, binary, assembly)
+
+
+def _spirv_module(module: ir.Module):
+    for op in module.body.operations:
+        if op.operation.name == "gpu.module":
+            for inner in op.regions[0].blocks[0].operations:
+                if inner.operation.name == "spirv.module":
+                    return inner
+    raise SpirvStageError("conversion produced no spirv.module")
+
+
+def _entry_point(module: ir.Module) -> str:
+    for op in _spirv_module(module).regions[0].blocks[0].operations:
+        if op.operation.name == "spirv.EntryPoint":
+            return ir.FlatSymbolRefAttr(ir.ArrayAttr(op.attributes["interface"])[0] if False else op.attributes["fn"]).value
+    raise SpirvStageError("the spirv.module has no entry point")
+
+
+def _binary(module: ir.Module) -> bytes:
+    for op in module.body.operations:
+        if op.operation.name == "gpu.binary":
+            objects = ir.ArrayAttr(op.attributes["objects"])
+            return bytes(gpu.ObjectAttr(objects[0]).object)
+    raise SpirvStageError("gpu-module-to-binary produced no gpu.binary")
