@@ -6,7 +6,10 @@ Stages (each a small function; Triton's cache keeps every one of them):
     linalg  TTIR text -> upstream-MLIR module (ttir.reader) -> Linalg on tensors
     memref  upstream passes (pipeline.py) -> the memref stage (docs/memref-stage.md)
     cl      the OpenCL C source (emitter_opencl)
-    clbin   the program built for the device, packed with the source and launch facts
+    spvasm  the SPIR-V module (triton_spirv/spirv), as spirv-dialect MLIR; only for
+            kernels that go to the device as SPIR-V (launcher/il.py: program option)
+    clbin   the program built for the device, packed with the source, the SPIR-V
+            binary (the `spv` stage) and launch facts
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ from triton._C.libtriton import passes
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
 from launcher import triton_key_cache
+from launcher.errors import OpenCLBuildError
+from launcher.il import log_fallback_once, requested_mode, spirv_versions, uses_spirv
 from launcher.file_memo import files_under, remembered
 
 BACKEND_NAME = "opencl"
@@ -65,6 +70,9 @@ class OpenCLOptions:
     # Check every global memory access against its buffer (a launch raises on an
     # out-of-bounds access); also on with TRITON_SPIRV_BOUNDS_CHECK=1.
     bounds_check: bool = False
+    # How the device gets the kernel: auto, spirv or source (launcher/il.py); also
+    # TRITON_SPIRV_PROGRAM.
+    program: str = ""
 
     def hash(self) -> str:
         key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
@@ -121,6 +129,7 @@ class OpenCLBackend(BaseBackend):
         args.setdefault("sanitize_overflow", False)
         if os.environ.get(BOUNDS_CHECK_ENV, "0") not in ("", "0"):
             args["bounds_check"] = True
+        args["program"] = requested_mode(args.get("program"))
         if "extern_libs" in args:
             args["extern_libs"] = tuple(dict(args["extern_libs"]).items())
         if "supported_fp8_dtypes" in args:
@@ -143,9 +152,34 @@ class OpenCLBackend(BaseBackend):
     def add_stages(self, stages, options, language):
         if language != Language.TRITON:
             raise NotImplementedError("the OpenCL backend compiles Triton kernels, not Gluon")
-        for ext, stage in (("ttir", make_ttir), ("linalg", make_linalg), ("memref", make_memref),
-                           ("cl", make_cl), ("clbin", make_clbin)):
+        # What later stages need from earlier ones beyond their input: the SPIR-V stage
+        # reads the memref stage, clbin the OpenCL C and the SPIR-V binary.
+        state: dict = {}
+        chain = [("ttir", make_ttir), ("linalg", make_linalg), ("memref", _keeping("memref", make_memref, state)),
+                 ("cl", _keeping("cl", make_cl, state))]
+        if _wants_spirv(options.program):
+            chain.append(("spvasm", functools.partial(make_spvasm, state=state)))
+        chain.append(("clbin", functools.partial(make_clbin, state=state)))
+        for ext, stage in chain:
             stages[ext] = _dumping(ext, functools.partial(_run_stage, stage, options=options))
+
+
+def _keeping(name, stage, state):
+    def run(src, metadata, options):
+        state[name] = stage(src, metadata, options)
+        return state[name]
+    return run
+
+
+def _wants_spirv(mode: str) -> bool:
+    """The SPIR-V stage runs for `spirv` (which raises on a device without SPIR-V) and,
+    in `auto`, on devices that take SPIR-V."""
+    if mode == "spirv":
+        return True
+    if mode == "source":
+        return False
+    from launcher import get_device
+    return bool(spirv_versions(get_device()))
 
 
 DUMP_ENV = "TRITON_SPIRV_DUMP_DIR"
@@ -161,17 +195,20 @@ def _dumping(ext, stage):
 
     def run(src, metadata):
         out = stage(src, metadata)
-        directory = os.environ.get(DUMP_ENV)
-        if directory:
-            from .stages import dump_stage
-            text = out if isinstance(out, (str, bytes)) else str(out)
-            # One folder per kernel, named after the Triton function (the OpenCL name
-            # may differ: C identifiers are sanitized).
-            dump_stage(directory, metadata.get("source_name") or metadata.get("name", "kernel"),
-                       ext, text)
+        _dump(metadata, ext, out if isinstance(out, (str, bytes)) else str(out))
         return out
 
     return run
+
+
+def _dump(metadata, ext: str, content) -> None:
+    directory = os.environ.get(DUMP_ENV)
+    if directory:
+        from .stages import dump_stage
+        # One folder per kernel, named after the Triton function (the OpenCL name
+        # may differ: C identifiers are sanitized).
+        dump_stage(directory, metadata.get("source_name") or metadata.get("name", "kernel"),
+                   ext, content)
 
 
 # ---------------------------------------------------------------------------------------
@@ -233,9 +270,39 @@ def make_cl(src: str, metadata, options) -> str:
     return emitted.source
 
 
-def make_clbin(src: str, metadata, options) -> bytes:
+def make_spvasm(src: str, metadata, options, state) -> str:
+    """The SPIR-V module of the memref stage; its binary waits in `state` for clbin.
+    In `auto` mode a kernel the stage cannot convert keeps OpenCL C (logged once)."""
+    from launcher import get_device
+    from .stages import memref_to_spirv
+    from .spirv import SpirvStageError
+    name = metadata["name"]
+    try:
+        uses_spirv(options.program, get_device(), name)
+        if options.bounds_check:
+            raise SpirvStageError("bounds-checked kernels are built from OpenCL C only")
+        module = memref_to_spirv(state["memref"])
+    except SpirvStageError as err:
+        if options.program == "spirv":
+            raise SpirvStageError(f"kernel '{name}': {err}") from None
+        log_fallback_once(name, str(err))
+        return f"// kernel '{name}' runs from OpenCL C: {err}\n"
+    state["spirv"] = module.binary
+    # The binary is not a Triton stage: Triton reads every stage but the last as text.
+    _dump(metadata, "spv", module.binary)
+    return module.assembly
+
+
+def make_clbin(src: str, metadata, options, state) -> bytes:
     from .stages import opencl_to_clbin
-    return opencl_to_clbin(src, metadata)
+    spirv = state.get("spirv")
+    try:
+        return opencl_to_clbin(state["cl"], metadata, spirv=spirv, program=options.program)
+    except OpenCLBuildError as err:
+        if not spirv or options.program == "spirv":
+            raise
+        log_fallback_once(metadata["name"], f"the device rejected its SPIR-V module: {err.log}")
+        return opencl_to_clbin(state["cl"], metadata, program=options.program)
 
 
 def _add_bounds_metadata(metadata, emitted) -> None:

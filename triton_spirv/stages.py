@@ -39,16 +39,31 @@ def memref_to_opencl(memref_text: str, bounds_check: bool = False):
         return emit_opencl(ir.Module.parse(memref_text), bounds_check=bounds_check)
 
 
-def opencl_to_clbin(source: str, metadata: dict) -> bytes:
-    """Builds the OpenCL C for the current device and packs it with its launch facts."""
+def memref_to_spirv(memref_text: str):
+    """The memref stage as a SPIR-V module (triton_spirv/spirv): binary and assembly."""
+    from .spirv import lower_to_spirv
+    with new_context():
+        return lower_to_spirv(ir.Module.parse(memref_text))
+
+
+def opencl_to_clbin(source: str, metadata: dict, spirv: bytes | None = None,
+                    program: str = "auto") -> bytes:
+    """Builds the kernel for the current device (from its SPIR-V module when given,
+    else from the OpenCL C) and packs it with its launch facts."""
     from launcher import build_program, get_device, pack_clbin
+    from launcher.il import build_il
+    from launcher.program import program_binary
     device = get_device()
     from launcher.resources import check_local_memory
     check_local_memory(metadata["name"], source, metadata["shared"], device)
-    _program, binary = build_program(source, device, name=metadata["name"])
+    if spirv:
+        binary = program_binary(build_il(device, spirv, metadata["name"]))
+    else:
+        _program, binary = build_program(source, device, name=metadata["name"])
     return pack_clbin(name=metadata["name"], source=source, binary=binary, device=device,
                       arg_types=metadata["arg_types"], local_size=metadata["local_size"],
-                      local_mem_bytes=metadata["shared"], bounds=metadata.get("bounds"))
+                      local_mem_bytes=metadata["shared"], bounds=metadata.get("bounds"),
+                      spirv=spirv, program=program)
 
 
 def dump_stage(directory: str, kernel: str, ext: str, content) -> str:
