@@ -25,8 +25,7 @@ from triton._C.libtriton import passes
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
 from launcher import triton_key_cache
-from launcher.errors import OpenCLBuildError
-from launcher.il import log_fallback_once, requested_mode, spirv_versions, uses_spirv
+from launcher.il import requested_mode, spirv_versions
 from launcher.file_memo import files_under, remembered
 
 BACKEND_NAME = "opencl"
@@ -273,20 +272,10 @@ def make_cl(src: str, metadata, options) -> str:
 def make_spvasm(src: str, metadata, options, state) -> str:
     """The SPIR-V module of the memref stage; its binary waits in `state` for clbin.
     In `auto` mode a kernel the stage cannot convert keeps OpenCL C (logged once)."""
-    from launcher import get_device
-    from .stages import memref_to_spirv
-    from .spirv import SpirvStageError
-    name = metadata["name"]
-    try:
-        uses_spirv(options.program, get_device(), name)
-        if options.bounds_check:
-            raise SpirvStageError("bounds-checked kernels are built from OpenCL C only")
-        module = memref_to_spirv(state["memref"])
-    except SpirvStageError as err:
-        if options.program == "spirv":
-            raise SpirvStageError(f"kernel '{name}': {err}") from None
-        log_fallback_once(name, str(err))
-        return f"// kernel '{name}' runs from OpenCL C: {err}\n"
+    from .stages import spirv_for_kernel
+    module = spirv_for_kernel(state["memref"], metadata["name"], options.program, options.bounds_check)
+    if module is None:
+        return f"// kernel '{metadata['name']}' runs from OpenCL C (see the log)\n"
     state["spirv"] = module.binary
     # The binary is not a Triton stage: Triton reads every stage but the last as text.
     _dump(metadata, "spv", module.binary)
@@ -294,15 +283,8 @@ def make_spvasm(src: str, metadata, options, state) -> str:
 
 
 def make_clbin(src: str, metadata, options, state) -> bytes:
-    from .stages import opencl_to_clbin
-    spirv = state.get("spirv")
-    try:
-        return opencl_to_clbin(state["cl"], metadata, spirv=spirv, program=options.program)
-    except OpenCLBuildError as err:
-        if not spirv or options.program == "spirv":
-            raise
-        log_fallback_once(metadata["name"], f"the device rejected its SPIR-V module: {err.log}")
-        return opencl_to_clbin(state["cl"], metadata, program=options.program)
+    from .stages import kernel_clbin
+    return kernel_clbin(state["cl"], metadata, state.get("spirv"), options.program)
 
 
 def _add_bounds_metadata(metadata, emitted) -> None:

@@ -89,6 +89,8 @@ def _emit_command(args) -> int:
         for kernel in fusion.kernels:
             with open(os.path.join(args.output, f"{kernel.name}.cl"), "w") as f:
                 f.write(kernel.source)
+            if kernel.spirv:
+                _write_spirv(args.output, kernel)
             for stage, text in kernel.stages.items():
                 with open(os.path.join(args.output, f"{kernel.name}.{stage}.mlir"), "w") as f:
                     f.write(text)
@@ -101,6 +103,14 @@ def _emit_command(args) -> int:
     print(f"{sum(len(f.kernels) for f in fusions)} kernels of {len(fusions)} fusions "
           f"written to {args.output}")
     return 0
+
+
+def _write_spirv(directory: str, kernel) -> None:
+    """`<kernel>.spv` (the SPIR-V binary) and `<kernel>.spvasm` (its spirv-dialect MLIR)."""
+    with open(os.path.join(directory, f"{kernel.name}.spv"), "wb") as f:
+        f.write(kernel.spirv)
+    with open(os.path.join(directory, f"{kernel.name}.spvasm"), "w") as f:
+        f.write(kernel.spvasm)
 
 
 def main(argv=None) -> int:

@@ -39,6 +39,8 @@ class CompiledKernel:
     local_size: tuple[int, int, int]
     local_mem_bytes: int
     stages: dict[str, str] = field(default_factory=dict)
+    spirv: bytes | None = None        # the SPIR-V module (`spv`), when the device gets one
+    spvasm: str = ""                  # the same as spirv-dialect MLIR
     _handle: object = None
     _launcher: object = None
 
@@ -121,8 +123,9 @@ def build_fusion(name: str, computation, source_path: str | None,
 
 def compile_fusion(name: str, computation, source_path: str | None = None,
                    keep_stages: bool = False, build: bool = True) -> CompiledFusion:
+    from launcher.il import requested_mode
     target = emit_target()
-    key = (name, source_path, keep_stages, target, fusion_key(computation))
+    key = (name, source_path, keep_stages, target, requested_mode(), fusion_key(computation))
     found = _CACHE.get(key)
     if found is None:
         found = _CACHE[key] = _compile_fusion(name, computation, source_path, keep_stages,
@@ -143,14 +146,23 @@ def _compile_fusion(name: str, computation, source_path: str | None,
             dump = (lambda stage, text: stages.__setitem__(stage, text)) if keep_stages else None
             run_passes(plan.module, dump)
             emitted = emit_opencl(plan.module)
+            spirv = _spirv_module(plan.module, emitted.name)
             kernels.append(CompiledKernel(plan.name, plan, emitted.source, emitted.arg_types,
-                                          emitted.local_size, emitted.local_mem_bytes, stages))
+                                          emitted.local_size, emitted.local_mem_bytes, stages,
+                                          spirv and spirv.binary, spirv.assembly if spirv else ""))
             plan.module = None   # the MLIR objects die with this context
     fusion = CompiledFusion(name, computation, kernels, builder.report,
                             symbols=list(builder.symbols))
     from .host import attach_host_code
     attach_host_code(fusion, builder)
     return fusion
+
+
+def _spirv_module(module, name: str):
+    """The kernel's SPIR-V module when the device gets SPIR-V (launcher/il.py), else None."""
+    from launcher.il import requested_mode
+    from ..stages import print_module, spirv_for_kernel
+    return spirv_for_kernel(print_module(module), name, requested_mode())
 
 
 # OpenCL C builtin functions an HLO instruction may be named after (`%dot`, `%tanh`):

@@ -317,10 +317,11 @@ class _ShapeOnly:
 
 def _make_launchable(kernel) -> _Launchable:
     from launcher import OpenCLLauncher, load_binary
-    from triton_spirv.stages import opencl_to_clbin
+    from launcher.il import requested_mode
+    from triton_spirv.stages import kernel_clbin
     metadata = {"name": kernel.name, "arg_types": kernel.arg_types,
                 "local_size": kernel.local_size, "shared": kernel.local_mem_bytes}
-    clbin = opencl_to_clbin(kernel.source, metadata)
+    clbin = kernel_clbin(kernel.source, metadata, kernel.spirv, requested_mode())
     _program, handle, *_ = load_binary(kernel.name, clbin)
     names = [ref.name for ref in kernel.plan.buffers]
     signature = {n: "i64" if ref.kind == "dim" else "*" + ref.element.launcher

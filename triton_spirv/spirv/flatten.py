@@ -260,6 +260,12 @@ class Flattener:
 
     def run(self) -> None:
         entry = self.func.regions[0].blocks[0]
+        names = _arg_names(self.func)
+        for position, arg in enumerate(entry.arguments):
+            if _has_bf16(arg.type):
+                name = names[position] if position < len(names) else f"#{position}"
+                raise error_at(self.func, f"argument '{name}' is bf16, which has no SPIR-V 1.0 "
+                               "type; bf16 kernels run from OpenCL C")
         for arg in entry.arguments:
             if isinstance(arg.type, ir.MemRefType):
                 self.views[arg] = self.root_view(arg, [None])
@@ -273,6 +279,9 @@ class Flattener:
 
     def visit(self, op) -> None:
         name = op.name
+        if any(_has_bf16(v.type) for v in list(op.operands) + list(op.results)):
+            raise error_at(op, "bf16 has no SPIR-V 1.0 type (upstream's conversion would widen "
+                           "bf16 buffers to f32); bf16 kernels run from OpenCL C")
         with ir.InsertionPoint(op), op.location:
             if name in VIEW_OPS:
                 self.visit_view(op)
@@ -288,6 +297,9 @@ class Flattener:
                 self.visit_copy(op)
             elif name == "memref.extract_aligned_pointer_as_index":
                 self.visit_pointer(op)
+            elif name == "memref.generic_atomic_rmw":
+                raise error_at(op, "compare-exchange atomics (tl.atomic_cas, float max/min) "
+                               "have no SPIR-V lowering yet")
             elif any(isinstance(v.type, ir.MemRefType) for v in op.operands):
                 raise error_at(op, "is not supported on the SPIR-V path")
 
@@ -297,8 +309,20 @@ class Flattener:
             raise error_at(op, "takes the address of a view, not of a kernel argument")
 
 
+def _arg_names(func) -> list[str]:
+    if "opencl.arg_names" not in func.attributes:
+        return []
+    return [ir.StringAttr(a).value for a in ir.ArrayAttr(func.attributes["opencl.arg_names"])]
+
+
+def _has_bf16(t: ir.Type) -> bool:
+    if isinstance(t, (ir.MemRefType, ir.VectorType)):
+        t = t.element_type
+    return isinstance(t, ir.BF16Type)
+
+
 def _attributes(op) -> dict:
-    return {a.name: a.attr for a in op.attributes}
+    return {name: op.attributes[name] for name in op.attributes}
 
 
 def flatten_buffers(module: ir.Module) -> ir.Module:

@@ -20,6 +20,7 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu, spirv
 
 from .flatten import SpirvStageError, error_at, flatten_buffers, local_size
+from .casts import saturate_float_to_int
 from .index_width import widen_index
 
 # What the module may use; spirv-update-vce then declares only what it does use.
@@ -30,7 +31,9 @@ TARGET_ENV = ("#spirv.target_env<#spirv.vce<v1.0, [Kernel, Addresses, Int8, Int1
               "api=OpenCL, #spirv.resource_limits<>>")
 GPU_MODULE = "kernels"
 
-CLEANUP = ("canonicalize", "cse", "loop-invariant-code-motion", "canonicalize")
+# Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...).
+MATH_EXPANSIONS = "math-expand-ops{ops=exp2,trunc,ctlz,fpowi}"
+CLEANUP = (MATH_EXPANSIONS, "canonicalize", "cse", "loop-invariant-code-motion", "canonicalize")
 TO_SPIRV = (
     "map-memref-spirv-storage-class{client-api=opencl}",
     "convert-math-to-spirv",
@@ -52,11 +55,21 @@ def _run(module: ir.Module, passes, what: str) -> None:
     try:
         pm.run(module.operation)
     except ir.MLIRError as err:
-        raise SpirvStageError(f"{what} failed: {err}") from None
+        raise SpirvStageError(f"{what} failed: {_first_errors(err)}") from None
 
 
-def kernels_in_gpu_module(module: ir.Module) -> None:
-    """Moves each func.func of `module` into a gpu.func kernel of one gpu.module."""
+def _first_errors(err: ir.MLIRError) -> str:
+    """The diagnostics' own lines (op, location, why), without the module dumps that
+    follow them."""
+    lines = [d.message for d in err.error_diagnostics] if getattr(err, "error_diagnostics", None) else []
+    located = [f"{d.location}: {d.message}" for d in err.error_diagnostics] if lines else []
+    return "; ".join(located) if located else str(err).split("\n note:")[0]
+
+
+def kernels_in_gpu_module(module: ir.Module, entry_name: str | None = None) -> None:
+    """Moves each func.func of `module` into a gpu.func kernel of one gpu.module,
+    named `entry_name` when given (the OpenCL C kernel's name, which the launcher asks
+    the program for)."""
     funcs = _funcs(module)
     module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
     # Passes that run on the whole module (convert-scf-to-spirv) read the target here.
@@ -65,18 +78,18 @@ def kernels_in_gpu_module(module: ir.Module) -> None:
         gmod = gpu.GPUModuleOp(GPU_MODULE, targets=ir.ArrayAttr.get([ir.Attribute.parse(TARGET_ENV)]))
         gmod.bodyRegion.blocks.append()
     for func in funcs:
-        _as_gpu_kernel(func, gmod)
+        _as_gpu_kernel(func, gmod, entry_name)
 
 
 def _funcs(module: ir.Module) -> list:
     return [op.operation for op in module.body.operations if op.operation.name == "func.func"]
 
 
-def _as_gpu_kernel(func, gmod) -> None:
+def _as_gpu_kernel(func, gmod, entry_name: str | None) -> None:
     fn_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     size = local_size(func)
     with ir.InsertionPoint(gmod.bodyRegion.blocks[0]), func.location:
-        kernel = gpu.GPUFuncOp(fn_type, sym_name=ir.StringAttr(func.attributes["sym_name"]).value,
+        kernel = gpu.GPUFuncOp(fn_type, sym_name=entry_name or ir.StringAttr(func.attributes["sym_name"]).value,
                                kernel=True)
     kernel.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
         f"#spirv.entry_point_abi<workgroup_size = [{size[0]}, {size[1]}, {size[2]}]>")
@@ -89,14 +102,16 @@ def _as_gpu_kernel(func, gmod) -> None:
     func.erase()
 
 
-def lower_to_spirv(module: ir.Module) -> SpirvModule:
-    """Lowers a memref-stage module in place and serializes its one kernel."""
+def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvModule:
+    """Lowers a memref-stage module in place and serializes its one kernel (named
+    `entry_name` when given)."""
     with module.context:
         flatten_buffers(module)
         for func in _funcs(module):
             widen_index(func)
+            saturate_float_to_int(func)
         _run(module, CLEANUP, "clean-up after flattening")
-        kernels_in_gpu_module(module)
+        kernels_in_gpu_module(module, entry_name)
         _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
         _run(module, AFTER_SPIRV, "SPIR-V ABI lowering")
         assembly = str(_spirv_module(module))
@@ -118,7 +133,7 @@ def _spirv_module(module: ir.Module):
 def _entry_point(module: ir.Module) -> str:
     for op in _spirv_module(module).regions[0].blocks[0].operations:
         if op.operation.name == "spirv.EntryPoint":
-            return ir.FlatSymbolRefAttr(ir.ArrayAttr(op.attributes["interface"])[0] if False else op.attributes["fn"]).value
+            return ir.FlatSymbolRefAttr(op.attributes["fn"]).value
     raise SpirvStageError("the spirv.module has no entry point")
 
 
