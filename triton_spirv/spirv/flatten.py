@@ -276,6 +276,7 @@ class Flattener:
             self.visit(op)
         for op in reversed(self.dead):
             op.erase()
+        self.func.walk(_element_aligned)
 
     def visit(self, op) -> None:
         name = op.name
@@ -307,6 +308,18 @@ class Flattener:
         view = self.view_of(op.operands[0], op)
         if self.root(view) != op.operands[0]:
             raise error_at(op, "takes the address of a view, not of a kernel argument")
+
+
+def _element_aligned(op):
+    """Vector loads and stores read rows at any element offset (the OpenCL C emitter's
+    vloadN/vstoreN); without an alignment, SPIR-V's vector access through a cast
+    pointer would promise the vector's own alignment."""
+    if op.name in ("vector.load", "vector.store") and "alignment" not in op.attributes:
+        vector_type = ir.VectorType(op.operands[0 if op.name == "vector.store" else 0].type
+                                    if op.name == "vector.store" else op.results[0].type)
+        width = vector_type.element_type.width // 8 if hasattr(vector_type.element_type, "width") else 4
+        op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), max(1, width))
+    return ir.WalkResult.ADVANCE
 
 
 def _arg_names(func) -> list[str]:

@@ -31,14 +31,18 @@ TARGET_ENV = ("#spirv.target_env<#spirv.vce<v1.0, [Kernel, Addresses, Int8, Int1
               "api=OpenCL, #spirv.resource_limits<>>")
 GPU_MODULE = "kernels"
 
-# Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...).
+# Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...);
+# arith-expand does the same for floordivsi/ceildivsi/ceildivui.
 MATH_EXPANSIONS = "math-expand-ops{ops=exp2,trunc,ctlz,fpowi}"
-CLEANUP = (MATH_EXPANSIONS, "canonicalize", "cse", "loop-invariant-code-motion", "canonicalize")
+CLEANUP = (MATH_EXPANSIONS, "arith-expand", "canonicalize", "cse", "loop-invariant-code-motion", "canonicalize")
 TO_SPIRV = (
     "map-memref-spirv-storage-class{client-api=opencl}",
     "convert-math-to-spirv",
+    # Loops as branches (Kernel modules may branch freely): convert-scf-to-spirv's
+    # structured loops leave a loop's results unset when it runs zero times.
+    "convert-scf-to-cf",
+    "convert-cf-to-spirv",
     "convert-gpu-to-spirv{use-64bit-index=true}",
-    "convert-scf-to-spirv",
 )
 AFTER_SPIRV = ("gpu.module(spirv.module(spirv-lower-abi-attrs,spirv-update-vce,canonicalize))",)
 
