@@ -298,9 +298,6 @@ class Flattener:
                 self.visit_copy(op)
             elif name == "memref.extract_aligned_pointer_as_index":
                 self.visit_pointer(op)
-            elif name == "memref.generic_atomic_rmw":
-                raise error_at(op, "compare-exchange atomics (tl.atomic_cas, float max/min) "
-                               "have no SPIR-V lowering yet")
             elif any(isinstance(v.type, ir.MemRefType) for v in op.operands):
                 raise error_at(op, "is not supported on the SPIR-V path")
 

@@ -20,6 +20,7 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu, spirv
 
 from .flatten import SpirvStageError, error_at, flatten_buffers, local_size
+from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import saturate_float_to_int
 from .index_width import widen_index
 
@@ -42,6 +43,7 @@ TO_SPIRV = (
     # structured loops leave a loop's results unset when it runs zero times.
     "convert-scf-to-cf",
     "convert-cf-to-spirv",
+    "convert-func-to-spirv",   # atomics.py: its helper functions and the calls to them
     "convert-gpu-to-spirv{use-64bit-index=true}",
 )
 AFTER_SPIRV = ("gpu.module(spirv.module(spirv-lower-abi-attrs,spirv-update-vce,canonicalize))",)
@@ -82,7 +84,17 @@ def kernels_in_gpu_module(module: ir.Module, entry_name: str | None = None) -> N
         gmod = gpu.GPUModuleOp(GPU_MODULE, targets=ir.ArrayAttr.get([ir.Attribute.parse(TARGET_ENV)]))
         gmod.bodyRegion.blocks.append()
     for func in funcs:
-        _as_gpu_kernel(func, gmod, entry_name)
+        if _is_private(func):
+            # Helpers the kernels call (atomics.py): plain functions of the gpu.module.
+            func.detach_from_parent()
+            gmod.bodyRegion.blocks[0].append(func)
+        else:
+            _as_gpu_kernel(func, gmod, entry_name)
+
+
+def _is_private(func) -> bool:
+    return "sym_visibility" in func.attributes and \
+        ir.StringAttr(func.attributes["sym_visibility"]).value == "private"
 
 
 def _funcs(module: ir.Module) -> list:
@@ -114,9 +126,11 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         for func in _funcs(module):
             widen_index(func)
             saturate_float_to_int(func)
+        atomics_as_compare_exchange_loops(module)
         _run(module, CLEANUP, "clean-up after flattening")
         kernels_in_gpu_module(module, entry_name)
         _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
+        build_compare_exchange(_spirv_module(module))
         _run(module, AFTER_SPIRV, "SPIR-V ABI lowering")
         assembly = str(_spirv_module(module))
         name = _entry_point(module)
