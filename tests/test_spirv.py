@@ -26,8 +26,10 @@ from mlir import ir
 
 import ttir_kernels as tk
 from hlo_helpers import hlo_path
+from test_lang_memory import atomic_kernel, cas_kernel
 from test_lang_reduce_scan import reduce_kernel
 from test_tutorials import load_tutorial
+from triton_spirv.spirv.atomics import atomics_as_compare_exchange_loops
 from triton_spirv.spirv.casts import saturate_float_to_int
 from triton_spirv.spirv.flatten import SpirvStageError, flatten_buffers
 from triton_spirv.spirv.index_width import widen_index
@@ -153,6 +155,29 @@ func.func @k(%f: f32) -> i32 {
     assert "return %5 : i32" in out or "return %" in out.split("arith.select")[-1]
 
 
+def test_atomics_become_compare_exchange_loops():
+    text = """
+func.func @k(%x: memref<?xf32>, %v: f32, %i: index) {
+  %o = memref.atomic_rmw addf %v, %x[%i] : (f32, memref<?xf32>) -> f32
+  %m = memref.generic_atomic_rmw %x[%i] : memref<?xf32> {
+  ^bb0(%cur: f32):
+    %n = arith.maximumf %cur, %o : f32
+    memref.atomic_yield %n : f32
+  }
+  memref.store %m, %x[%i] : memref<?xf32>
+  return
+}
+"""
+    out = _rewritten(text, atomics_as_compare_exchange_loops)
+    assert "atomic_rmw" not in out
+    assert "func.func private @__atomic_cas_global_f32(i64, i64, f32, f32) -> f32" in out \
+        or "func.func private @__atomic_cas_global_f32(%arg0: i64, %arg1: i64, %arg2: f32, %arg3: f32) -> f32" in out
+    assert out.count("scf.while") == 2 and out.count("call @__atomic_cas_global_f32") == 2
+    assert "arith.addf" in out and "arith.maximumf" in out
+    assert out.count("arith.bitcast") == 4       # old and current bits, per loop
+    assert "memref.extract_aligned_pointer_as_index" in out
+
+
 # --- every kernel family: SPIR-V against OpenCL C on the same device ------------------
 
 def _vector_add():
@@ -199,6 +224,20 @@ def _random():
     return [out]
 
 
+def _atomics():
+    outs = []
+    for op, dtype in (("add", torch.float32), ("max", torch.int32), ("xchg", torch.float32)):
+        ptr = torch.arange(32).to(dtype)
+        val = (torch.arange(32) * 3 % 7).to(dtype)
+        old = torch.zeros_like(ptr)       # the masked tail stays as it is
+        atomic_kernel[(2,)](ptr, val, old, 27, N=32, OP=op)
+        outs += [ptr, old]
+    mem, cmp = torch.arange(8).to(torch.float32), torch.tensor([0., 9, 2, 9, 4, 9, 6, 9])
+    old = torch.empty_like(mem)
+    cas_kernel[(1,)](mem, cmp, torch.full((8,), 5.0), old, N=8)
+    return outs + [mem, old]
+
+
 def _layer_norm():
     tutorial = load_tutorial("05-layer-norm.py")
     x = torch.randn(31, 256)
@@ -241,6 +280,7 @@ FAMILIES = {
     "reductions": _reductions,
     "scans": _scans,
     "random": _random,
+    "atomics": _atomics,
     "layer norm": _layer_norm,
     "attention": _attention,
     "hlo loop (gelu)": _hlo("gelu_f32"),
@@ -260,7 +300,8 @@ FAMILIES = {
 def _forget_compiled_kernels():
     """Triton keeps launched kernels per function keyed by the launch's own options;
     the program mode comes from the environment, so each run compiles afresh."""
-    for kernel in (tk.vector_add, tk.softmax, tk.matmul, tk.scans, tk.random, reduce_kernel):
+    for kernel in (tk.vector_add, tk.softmax, tk.matmul, tk.scans, tk.random, atomic_kernel, cas_kernel,
+                   reduce_kernel):
         kernel.device_caches.clear()
 
 

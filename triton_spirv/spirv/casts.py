@@ -1,5 +1,8 @@
-"""Saturating float -> integer conversions, spelled out in `arith` before conversion.
+"""Semantics upstream's OpenCL SPIR-V patterns lack, spelled out before conversion:
+saturating float -> integer conversions, and `math.trunc` (no pattern; it is
+`x < 0 ? ceil(x) : floor(x)`).
 
+Saturation:
 The memref stage's `arith.fptosi`/`fptoui` saturate (out-of-range values clamp to the
 integer range, NaN gives 0): the OpenCL C emitter prints `convert_<T>_sat`. SPIR-V's
 OpConvertFToS/FToU are undefined out of range, and upstream's serializer does not
@@ -12,7 +15,7 @@ write the SaturatedConversion decoration, so each conversion becomes
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, math
 
 FLOAT_TO_INT = ("arith.fptosi", "arith.fptoui")
 
@@ -52,3 +55,25 @@ def _saturate(op, signed: bool) -> None:
 def _signless(value: int, bits: int) -> int:
     """`value` as the signed integer of the same bits (IntegerAttr of a signless type)."""
     return value - 2 ** bits if value >= 2 ** (bits - 1) else value
+
+
+def expand_trunc(func) -> None:
+    """math.trunc(x) -> select(x < 0, ceil(x), floor(x)), in place."""
+    ops: list = []
+
+    def collect(op):
+        if op.name == "math.trunc":
+            ops.append(op.opview)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(collect)
+    for op in ops:
+        x = op.operands[0]
+        with ir.InsertionPoint(op), op.location:
+            zero = arith.constant(x.type, 0.0) if not isinstance(x.type, ir.VectorType) else \
+                arith.constant(x.type, ir.DenseElementsAttr.get_splat(
+                    x.type, ir.FloatAttr.get(ir.VectorType(x.type).element_type, 0.0)))
+            negative = arith.cmpf(arith.CmpFPredicate.OLT, x, zero)
+            value = arith.select(negative, math.ceil(x), math.floor(x))
+        op.result.replace_all_uses_with(value)
+        op.erase()

@@ -21,7 +21,7 @@ from mlir.dialects import gpu, spirv
 
 from .flatten import SpirvStageError, error_at, flatten_buffers, local_size
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
-from .casts import saturate_float_to_int
+from .casts import expand_trunc, saturate_float_to_int
 from .index_width import widen_index
 
 # What the module may use; spirv-update-vce then declares only what it does use.
@@ -126,6 +126,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         for func in _funcs(module):
             widen_index(func)
             saturate_float_to_int(func)
+            expand_trunc(func)
         atomics_as_compare_exchange_loops(module)
         _run(module, CLEANUP, "clean-up after flattening")
         kernels_in_gpu_module(module, entry_name)
