@@ -366,6 +366,18 @@ def test_hlo_emit_writes_spv(tmp_path, monkeypatch):
 
 
 @needs_spirv_device
+def test_cli_writes_spv(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    from triton_spirv.cli import main
+    assert main(["compile", os.path.join(REPO, "tests", "ttir_kernels.py"), "vector_add",
+                 "--signature", "x_ptr=*fp32,y_ptr=*fp32,out_ptr=*fp32,n=i32",
+                 "--constexpr", "BLOCK=256", "--stage", "spv", "-o", str(tmp_path)]) == 0
+    path = tmp_path / "vector_add.spv"
+    assert path.read_bytes()[:4] == b"\x03\x02\x23\x07"
+    _validate([str(path)])
+
+
+@needs_spirv_device
 def test_spvasm_and_spv_in_cache_and_clbin(monkeypatch):
     from launcher import unpack_clbin
     monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
