@@ -190,7 +190,7 @@ class Flattener:
     def visit_transfer(self, op) -> None:
         """In-bounds 1-D vector transfers along a unit-stride row become vector.load/store."""
         in_bounds = [ir.BoolAttr(b).value for b in ir.ArrayAttr(op.attributes["in_bounds"])]
-        if not all(in_bounds) or "mask" in [n for n in ()]:
+        if not all(in_bounds):
             raise error_at(op, "only in-bounds vector transfers are converted")
         reading = op.name == "vector.transfer_read"
         source = op.operands[0] if reading else op.operands[1]
@@ -312,10 +312,9 @@ def _element_aligned(op):
     vloadN/vstoreN); without an alignment, SPIR-V's vector access through a cast
     pointer would promise the vector's own alignment."""
     if op.name in ("vector.load", "vector.store") and "alignment" not in op.attributes:
-        vector_type = ir.VectorType(op.operands[0 if op.name == "vector.store" else 0].type
-                                    if op.name == "vector.store" else op.results[0].type)
-        width = vector_type.element_type.width // 8 if hasattr(vector_type.element_type, "width") else 4
-        op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), max(1, width))
+        vector_type = ir.VectorType(op.operands[0].type if op.name == "vector.store" else op.results[0].type)
+        element_bytes = max(1, vector_type.element_type.width // 8)
+        op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), element_bytes)
     return ir.WalkResult.ADVANCE
 
 

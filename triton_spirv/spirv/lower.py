@@ -1,25 +1,31 @@
 """Memref stage -> SPIR-V (the `spv` stage) with upstream MLIR's SPIR-V dialect.
 
     flatten_buffers (flatten.py)        views and copies -> flat buffers, index arithmetic
-    canonicalize, cse, licm             fold and hoist that arithmetic
+    widen_index (index_width.py)        `index` -> i64, so all conversions agree on it
+    casts.py                            saturating fptosi/fptoui, math.trunc
+    atomics.py                          atomics -> compare-exchange loops around a helper
+    math-expand-ops, arith-expand,      ops without an OpenCL SPIR-V pattern; fold and
+    canonicalize, cse, licm             hoist the index arithmetic
     kernels_in_gpu_module               func.func -> gpu.func in a gpu.module whose target
                                         is an OpenCL SPIR-V environment (Kernel, Physical64)
-    convert-gpu-to-spirv & co.          upstream conversions (gpu, scf, cf, arith, math,
-                                        memref, vector, func)
-    buffer addresses                    memref.extract_aligned_pointer_as_index, which no
-                                        upstream pattern converts, -> spirv.ConvertPtrToU
+    TO_SPIRV                            upstream conversions (memref storage classes, math,
+                                        scf -> cf -> spirv, func, gpu/arith/memref/vector)
+    build_compare_exchange              the atomics helpers' bodies, spirv dialect builders
+    spirv-lower-abi-attrs, -update-vce  entry point, local size, minimal capabilities
     gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
 
-Everything runs through the MLIR Python bindings in one context.
+Everything runs through the MLIR Python bindings in one context. Upstream's spirv
+dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so `memref.copy` becomes loops
+(flatten.py), shared by the work-items of a group.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from mlir import ir, passmanager
-from mlir.dialects import gpu, spirv
+from mlir.dialects import gpu
 
-from .flatten import SpirvStageError, error_at, flatten_buffers, local_size
+from .flatten import SpirvStageError, flatten_buffers, local_size
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
 from .index_width import widen_index
@@ -34,8 +40,9 @@ GPU_MODULE = "kernels"
 
 # Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...);
 # arith-expand does the same for floordivsi/ceildivsi/ceildivui.
-MATH_EXPANSIONS = "math-expand-ops{ops=exp2,trunc,ctlz,fpowi}"
-CLEANUP = (MATH_EXPANSIONS, "arith-expand", "canonicalize", "cse", "loop-invariant-code-motion", "canonicalize")
+MATH_EXPANSIONS = "math-expand-ops{ops=exp2,ctlz,fpowi}"
+CLEANUP = (MATH_EXPANSIONS, "arith-expand", "canonicalize", "cse", "loop-invariant-code-motion",
+           "canonicalize")
 TO_SPIRV = (
     "map-memref-spirv-storage-class{client-api=opencl}",
     "convert-math-to-spirv",
