@@ -260,6 +260,7 @@ def _hlo(name):
         inputs = [data[k] for k in sorted(data) if k.startswith("arg")]
         _runner, outputs = run_file(hlo_path("jax", f"{name}.hlo"), inputs)
         return [torch.from_numpy(np.asarray(o)) for o in outputs]
+    run.hlo_path = hlo_path("jax", f"{name}.hlo")
     return run
 
 
@@ -270,6 +271,7 @@ def _hlo_module(path, *shapes):
         inputs = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
         _runner, outputs = run_file(path, inputs)
         return [torch.from_numpy(np.asarray(o)) for o in outputs]
+    run.hlo_path = path
     return run
 
 
