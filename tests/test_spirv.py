@@ -26,12 +26,14 @@ from mlir import ir
 
 import ttir_kernels as tk
 from hlo_helpers import hlo_path
+from test_lang_dot_shapes import matmul_kernel
 from test_lang_memory import atomic_kernel, cas_kernel
 from test_lang_reduce_scan import reduce_kernel
 from test_tutorials import load_tutorial
 from triton_spirv.spirv.atomics import atomics_as_compare_exchange_loops
 from triton_spirv.spirv.casts import saturate_float_to_int
 from triton_spirv.spirv.flatten import SpirvStageError, flatten_buffers
+from triton_spirv.spirv.half_types import bf16_buffers_as_i16
 from triton_spirv.spirv.index_width import widen_index
 from triton_spirv.stages import new_context
 
@@ -105,14 +107,30 @@ def test_flatten_shared_copy_uses_every_work_item_between_barriers():
     assert "arith.divui" in out and "arith.remui" in out
 
 
-def test_flatten_rejects_bf16_naming_the_argument():
+def test_bf16_buffers_become_i16_and_half_scalars_f32():
     text = """
-func.func @k(%x: memref<?xbf16>) attributes {opencl.arg_names = ["x_ptr"]} {
+func.func @k(%x: memref<?xbf16>, %s: f16) {
+  %c0 = arith.constant 0 : index
+  %tile = memref.alloc() : memref<8xbf16, 3>
+  %v = memref.load %x[%c0] : memref<?xbf16>
+  memref.store %v, %tile[%c0] : memref<8xbf16, 3>
+  %w = arith.extf %v : bf16 to f32
+  %h = arith.extf %s : f16 to f32
+  %sum = arith.addf %w, %h : f32
+  %b = arith.truncf %sum : f32 to bf16
+  memref.store %b, %x[%c0] : memref<?xbf16>
   return
 }
 """
-    with pytest.raises(SpirvStageError, match="argument 'x_ptr' is bf16"):
-        _rewritten(text, flatten_buffers)
+    def rewrite(module):
+        bf16_buffers_as_i16(module.body.operations[0].operation)
+    out = _rewritten(text, rewrite)
+    assert "func.func @k(%arg0: memref<?xi16>, %arg1: f32)" in out
+    assert "arith.truncf %arg1 : f32 to f16" in out              # the launcher passes float
+    assert "memref.alloc() : memref<8xi16, 3>" in out
+    assert "memref.load %arg0[%c0] : memref<?xi16>" in out
+    assert "arith.bitcast %1 : i16 to bf16" in out
+    assert out.count("arith.bitcast") == 3                        # one load, two stores
 
 
 def test_widen_index_leaves_index_only_at_accesses():
@@ -238,6 +256,15 @@ def _atomics():
     return outs + [mem, old]
 
 
+def _bf16_dot():
+    a = torch.randn(64, 48).to(torch.bfloat16)
+    b = torch.randn(48, 32).to(torch.bfloat16)
+    c = torch.empty(64, 32)
+    matmul_kernel[(2, 1)](a, b, c, 64, 32, 48, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                          c.stride(0), c.stride(1), BM=32, BN=32, BK=16, PRECISION="ieee", ACC_INT=False)
+    return [c]
+
+
 def _layer_norm():
     tutorial = load_tutorial("05-layer-norm.py")
     x = torch.randn(31, 256)
@@ -283,9 +310,11 @@ FAMILIES = {
     "scans": _scans,
     "random": _random,
     "atomics": _atomics,
+    "bf16 dot": _bf16_dot,
     "layer norm": _layer_norm,
     "attention": _attention,
     "hlo loop (gelu)": _hlo("gelu_f32"),
+    "hlo loop (gelu bf16)": _hlo("gelu_bf16"),
     "hlo transpose": _hlo_module(hlo_path("log_transpose_add.hlo"), (64, 64)),
     "hlo row reduction": _hlo("row_sum"),
     "hlo column reduction": _hlo("column_sum"),
@@ -303,7 +332,7 @@ def _forget_compiled_kernels():
     """Triton keeps launched kernels per function keyed by the launch's own options;
     the program mode comes from the environment, so each run compiles afresh."""
     for kernel in (tk.vector_add, tk.softmax, tk.matmul, tk.scans, tk.random, atomic_kernel, cas_kernel,
-                   reduce_kernel):
+                   matmul_kernel, reduce_kernel):
         kernel.device_caches.clear()
 
 
@@ -398,25 +427,27 @@ def test_spvasm_and_spv_in_cache_and_clbin(monkeypatch):
 # --- errors ----------------------------------------------------------------------------
 
 @triton.jit
-def _bf16_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+def _f64_to_bf16_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.bfloat16))
 
 
 @needs_spirv_device
-def test_unsupported_kernel_names_op_and_line_or_falls_back_once(monkeypatch, caplog):
+def test_unsupported_op_names_op_and_line_or_falls_back_once(monkeypatch, caplog):
+    """f64 -> bf16 has no SPIR-V lowering (upstream expands only f32 <-> bf16)."""
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")    # the fallback is logged when compiling
-    x = torch.rand(16).to(torch.bfloat16)
-    out = torch.empty_like(x)
-    with pytest.raises(SpirvStageError, match=r"kernel '_?bf16_kernel'.*test_spirv.py:\d+: argument 'x_ptr' is bf16"):
-        _bf16_kernel[(1,)](x, out, BLOCK=16, program="spirv")
+    x = torch.rand(16, dtype=torch.float64)
+    out = torch.empty(16, dtype=torch.bfloat16)
+    with pytest.raises(SpirvStageError, match=r"kernel '_?f64_to_bf16_kernel': arith.truncf at "
+                                              r".*test_spirv.py:\d+: a bf16 value here"):
+        _f64_to_bf16_kernel[(1,)](x, out, BLOCK=16, program="spirv")
     with caplog.at_level(logging.WARNING, logger="triton_spirv"):
-        _bf16_kernel[(1,)](x, out, BLOCK=16, program="auto")
-        _bf16_kernel[(1,)](x[:8], out[:8], BLOCK=8, program="auto")
-    torch.testing.assert_close(out[:8], x[:8] * 2)
+        _f64_to_bf16_kernel[(1,)](x, out, BLOCK=16, program="auto")
+        _f64_to_bf16_kernel[(1,)](x[:8], out[:8], BLOCK=8, program="auto")
+    torch.testing.assert_close(out[:8], x[:8].to(torch.bfloat16))
     fallbacks = [r for r in caplog.records if "runs from OpenCL C instead of SPIR-V" in r.getMessage()]
     assert len(fallbacks) == 1       # once, not per specialization or launch
-    assert "argument 'x_ptr' is bf16" in fallbacks[0].getMessage()
+    assert "arith.truncf" in fallbacks[0].getMessage()
 
 
 @needs_spirv_device

@@ -260,12 +260,6 @@ class Flattener:
 
     def run(self) -> None:
         entry = self.func.regions[0].blocks[0]
-        names = _arg_names(self.func)
-        for position, arg in enumerate(entry.arguments):
-            if _has_bf16(arg.type):
-                name = names[position] if position < len(names) else f"#{position}"
-                raise error_at(self.func, f"argument '{name}' is bf16, which has no SPIR-V 1.0 "
-                               "type; bf16 kernels run from OpenCL C")
         for arg in entry.arguments:
             if isinstance(arg.type, ir.MemRefType):
                 self.views[arg] = self.root_view(arg, [None])
@@ -280,9 +274,6 @@ class Flattener:
 
     def visit(self, op) -> None:
         name = op.name
-        if any(_has_bf16(v.type) for v in list(op.operands) + list(op.results)):
-            raise error_at(op, "bf16 has no SPIR-V 1.0 type (upstream's conversion would widen "
-                           "bf16 buffers to f32); bf16 kernels run from OpenCL C")
         with ir.InsertionPoint(op), op.location:
             if name in VIEW_OPS:
                 self.visit_view(op)
@@ -316,18 +307,6 @@ def _element_aligned(op):
         element_bytes = max(1, vector_type.element_type.width // 8)
         op.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), element_bytes)
     return ir.WalkResult.ADVANCE
-
-
-def _arg_names(func) -> list[str]:
-    if "opencl.arg_names" not in func.attributes:
-        return []
-    return [ir.StringAttr(a).value for a in ir.ArrayAttr(func.attributes["opencl.arg_names"])]
-
-
-def _has_bf16(t: ir.Type) -> bool:
-    if isinstance(t, (ir.MemRefType, ir.VectorType)):
-        t = t.element_type
-    return isinstance(t, ir.BF16Type)
 
 
 def _attributes(op) -> dict:

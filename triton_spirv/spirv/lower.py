@@ -1,6 +1,7 @@
 """Memref stage -> SPIR-V (the `spv` stage) with upstream MLIR's SPIR-V dialect.
 
     flatten_buffers (flatten.py)        views and copies -> flat buffers, index arithmetic
+    half_types.py                       bf16 buffers as i16, f16/bf16 scalar arguments as f32
     widen_index (index_width.py)        `index` -> i64, so all conversions agree on it
     casts.py                            saturating fptosi/fptoui, math.trunc
     atomics.py                          atomics -> compare-exchange loops around a helper
@@ -28,6 +29,7 @@ from mlir.dialects import gpu
 from .flatten import SpirvStageError, flatten_buffers, local_size
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
+from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16
 from .index_width import widen_index
 
 # What the module may use; spirv-update-vce then declares only what it does use.
@@ -41,7 +43,7 @@ GPU_MODULE = "kernels"
 # Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...);
 # arith-expand does the same for floordivsi/ceildivsi/ceildivui.
 MATH_EXPANSIONS = "math-expand-ops{ops=exp2,ctlz,fpowi}"
-CLEANUP = (MATH_EXPANSIONS, "arith-expand", "canonicalize", "cse", "loop-invariant-code-motion",
+CLEANUP = BF16_PASSES + (MATH_EXPANSIONS, "arith-expand", "canonicalize", "cse", "loop-invariant-code-motion",
            "canonicalize")
 TO_SPIRV = (
     "map-memref-spirv-storage-class{client-api=opencl}",
@@ -131,11 +133,13 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
     with module.context:
         flatten_buffers(module)
         for func in _funcs(module):
+            bf16_buffers_as_i16(func)
             widen_index(func)
             saturate_float_to_int(func)
             expand_trunc(func)
         atomics_as_compare_exchange_loops(module)
         _run(module, CLEANUP, "clean-up after flattening")
+        check_no_bf16(module)
         kernels_in_gpu_module(module, entry_name)
         _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
         build_compare_exchange(_spirv_module(module))
