@@ -1,6 +1,9 @@
 """SPIR-V against OpenCL C, in one run on a device that takes SPIR-V.
 
-    TRITON_OPENCL_DEVICE=intel python3 benchmarks/spirv.py
+    PYOPENCL_NO_CACHE=1 TRITON_OPENCL_DEVICE=intel python3 benchmarks/spirv.py
+
+(pyopencl keeps OpenCL C builds in a disk cache, which would make the `build C` column
+a cache hit; SPIR-V builds are not cached.)
 
 1. Compile time per kernel family (the kernel families of tests/test_spirv.py): the `spv`
    stage (memref stage -> SPIR-V binary, triton_spirv/spirv) against the `cl` stage
