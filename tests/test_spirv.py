@@ -386,10 +386,11 @@ def _validate(paths):
 
 @needs_spirv_device
 def test_hlo_emit_writes_spv(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_SPIRV_PROGRAM", "spirv")
+    monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
     from triton_spirv.cli import main
     for name in ("gelu_f32", "row_sum", "concat_slices", "batched_dot", "cumsum"):
-        assert main(["hlo", "emit", hlo_path("jax", f"{name}.hlo"), "-o", str(tmp_path / name)]) == 0
+        assert main(["hlo", "emit", hlo_path("jax", f"{name}.hlo"), "-o", str(tmp_path / name),
+                     "--program", "spirv"]) == 0
     modules = glob.glob(os.path.join(tmp_path, "*", "*.spv"))
     assert len(modules) >= 5
     assert all(os.path.exists(p[:-4] + ".spvasm") for p in modules)

@@ -41,6 +41,7 @@ class CompiledKernel:
     stages: dict[str, str] = field(default_factory=dict)
     spirv: bytes | None = None        # the SPIR-V module (`spv`), when the device gets one
     spvasm: str = ""                  # the same as spirv-dialect MLIR
+    program: str = "auto"             # the program mode it was compiled for (launcher/il.py)
     _handle: object = None
     _launcher: object = None
 
@@ -122,19 +123,21 @@ def build_fusion(name: str, computation, source_path: str | None,
 
 
 def compile_fusion(name: str, computation, source_path: str | None = None,
-                   keep_stages: bool = False, build: bool = True) -> CompiledFusion:
+                   keep_stages: bool = False, build: bool = True,
+                   program: str | None = None) -> CompiledFusion:
     from launcher.il import requested_mode
     target = emit_target()
-    key = (name, source_path, keep_stages, target, requested_mode(), fusion_key(computation))
+    program = requested_mode(program)
+    key = (name, source_path, keep_stages, target, program, fusion_key(computation))
     found = _CACHE.get(key)
     if found is None:
         found = _CACHE[key] = _compile_fusion(name, computation, source_path, keep_stages,
-                                              target)
+                                              target, program)
     return found
 
 
 def _compile_fusion(name: str, computation, source_path: str | None,
-                    keep_stages: bool, target: EmitTarget) -> CompiledFusion:
+                    keep_stages: bool, target: EmitTarget, program: str) -> CompiledFusion:
     from emitter_opencl import emit_opencl
     _COUNT[0] += 1
 
@@ -146,10 +149,11 @@ def _compile_fusion(name: str, computation, source_path: str | None,
             dump = (lambda stage, text: stages.__setitem__(stage, text)) if keep_stages else None
             run_passes(plan.module, dump)
             emitted = emit_opencl(plan.module)
-            spirv = _spirv_module(plan.module, emitted.name)
+            spirv = _spirv_module(plan.module, emitted.name, program)
             kernels.append(CompiledKernel(plan.name, plan, emitted.source, emitted.arg_types,
                                           emitted.local_size, emitted.local_mem_bytes, stages,
-                                          spirv and spirv.binary, spirv.assembly if spirv else ""))
+                                          spirv and spirv.binary, spirv.assembly if spirv else "",
+                                          program))
             plan.module = None   # the MLIR objects die with this context
     fusion = CompiledFusion(name, computation, kernels, builder.report,
                             symbols=list(builder.symbols))
@@ -158,11 +162,10 @@ def _compile_fusion(name: str, computation, source_path: str | None,
     return fusion
 
 
-def _spirv_module(module, name: str):
+def _spirv_module(module, name: str, program: str):
     """The kernel's SPIR-V module when the device gets SPIR-V (launcher/il.py), else None."""
-    from launcher.il import requested_mode
     from ..stages import print_module, spirv_for_kernel
-    return spirv_for_kernel(print_module(module), name, requested_mode())
+    return spirv_for_kernel(print_module(module), name, program)
 
 
 # OpenCL C builtin functions an HLO instruction may be named after (`%dot`, `%tanh`):
