@@ -100,6 +100,10 @@ def _shape(type_: ir.MemRefType) -> list[int | None]:
 
 
 class Flattener:
+    """One kernel's rewrite: walks its ops in order, tracking each memref value as a
+    View of a root buffer (emitter_opencl/views.py) whose offsets and strides are ints
+    or `Index` values, and rewrites each access on the root."""
+
     def __init__(self, func: ir.Operation, local_size: Sequence[int]):
         self.func = func
         self.work_items = product(list(local_size))
@@ -110,6 +114,7 @@ class Flattener:
     # --- views ----------------------------------------------------------------------
 
     def root_view(self, value: ir.Value, shape: Sequence[Expr]) -> View:
+        # The view arithmetic reads only the buffer's name: a key into self.roots.
         key = f"r{len(self.roots)}"
         self.roots[key] = value
         return View.contiguous(Buffer(key, "global", ""), list(shape))
