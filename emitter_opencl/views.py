@@ -6,7 +6,9 @@ materializes a view; it tracks (root buffer, offset, sizes, strides) and prints 
 element index `offset + i0*s0 + i1*s1 + ...` at each load, store and copy.
 
 Offsets, sizes and strides are `Expr`s: a Python int when statically known (so that
-static index arithmetic folds), else a C expression of type `long`.
+static index arithmetic folds), else a C expression of type `long`. The SPIR-V stage
+reuses the same views with a third kind of `Expr`, an object with `+` and `*` that
+builds `arith` ops (triton_spirv/spirv/flatten.py).
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ def add(a: Expr, b: Expr) -> Expr:
         return b
     if b == 0:
         return a
+    if _built(a, b):
+        return a + b
     if isinstance(b, int) and b < 0:
         return f"{a} - {-b}"
     return f"{a} + {b}"
@@ -64,9 +68,16 @@ def mul(a: Expr, b: Expr) -> Expr:
         return b
     if b == 1:
         return a
+    if _built(a, b):
+        return a * b
     if isinstance(a, int):  # constants last reads better: `row * 32`
         a, b = b, a
     return f"{atom(a)} * {atom(b)}"
+
+
+def _built(a: Expr, b: Expr) -> bool:
+    """Neither side is C text: the operands build their own arithmetic."""
+    return not isinstance(a, str) and not isinstance(b, str)
 
 
 def product(items: Sequence[Expr]) -> Expr:

@@ -13,7 +13,11 @@ A UTF-8 JSON document:
      "build_options": optional list of OpenCL C compiler options (default none),
      "bounds": optional; present for bounds-checked kernels (launcher/bounds.py):
                {"params": kernel parameter of each hidden extent parameter,
-                "sites": the checked accesses}}
+                "sites": the checked accesses},
+     "spirv": optional; base64 of the kernel's SPIR-V module (the `spv` stage): the
+              program is then created from it (launcher/il.py) and `binary` is what
+              the device built from it,
+     "program": the program format asked for (auto, spirv, source; launcher/il.py)}
 
 The source always travels, so an artefact stays runnable on another device or
 driver; the binary only saves the OpenCL C compile on the device it was made for.
@@ -28,7 +32,7 @@ CLBIN_FORMAT = "triton-spirv-clbin-1"
 
 
 def pack_clbin(name, source, arg_types, local_size=(1, 1, 1), local_mem_bytes=0, binary=None, device=None,
-               build_options=(), bounds=None):
+               build_options=(), bounds=None, spirv=None, program="auto"):
     """Serialise one kernel. `device` is an OpenCLDevice, an identity string or None."""
     local_size = _normalise_local_size(local_size)
     document = {
@@ -43,6 +47,9 @@ def pack_clbin(name, source, arg_types, local_size=(1, 1, 1), local_mem_bytes=0,
     }
     if build_options:
         document["build_options"] = list(build_options)
+    if spirv:
+        document["spirv"] = base64.b64encode(spirv).decode("ascii")
+        document["program"] = program
     if bounds is not None:
         document["bounds"] = {"params": [int(p) for p in bounds["params"]], "sites": list(bounds["sites"])}
     return json.dumps(document, indent=1).encode("utf-8")
@@ -73,6 +80,8 @@ def unpack_clbin(data):
         "local_mem_bytes": int(document.get("local_mem_bytes") or 0),
         "build_options": tuple(document.get("build_options") or ()),
         "bounds": _bounds_field(document.get("bounds")),
+        "spirv": base64.b64decode(document["spirv"]) if document.get("spirv") else None,
+        "program": str(document.get("program") or "auto"),
     }
 
 

@@ -32,7 +32,8 @@ from .clbin import unpack_clbin
 from .descriptors import descriptor_param_names, descriptor_param_types, descriptor_values, is_descriptor_type
 from .device import get_device
 from .cache_repair import rebuild_clbin
-from .errors import ClbinFormatError, GridError, KernelArgumentError
+from .errors import ClbinFormatError, GridError, KernelArgumentError, OpenCLBuildError
+from .il import log_fallback_once
 from .profile import profiled_launch_calls, profiling_enabled
 from .program import get_program
 from .resources import out_of_resources
@@ -103,8 +104,7 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     except ClbinFormatError as exc:  # a corrupted cache entry: rebuilt from its source
         clbin = rebuild_clbin(name, exc)
     kernel_name = clbin["name"] or name
-    program = get_program(dev, clbin["source"], clbin["build_options"], clbin["binary"], clbin["device"],
-                          kernel_name)
+    program = _program_of(dev, clbin, kernel_name)
     handle = KernelHandle(kernel_name, _create_kernel(program, kernel_name), program, dev,
                           clbin["local_size"], clbin["arg_types"], clbin["local_mem_bytes"])
     handle.source, handle.build_options = clbin["source"], clbin["build_options"]
@@ -112,6 +112,21 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     if clbin["bounds"] is not None:
         handle.bounds = BoundsPlan(clbin["bounds"], handle)
     return program, handle, reported_regs(handle.private_mem_bytes), 0, handle.work_group_size
+
+
+def _program_of(dev, clbin, kernel_name):
+    """The kernel's program: from its SPIR-V module when it has one (in `auto` mode a
+    device that rejects it gets the OpenCL C source instead, logged once), else from
+    its OpenCL C source."""
+    args = (dev, clbin["source"], clbin["build_options"], clbin["binary"], clbin["device"], kernel_name)
+    if clbin["spirv"]:
+        try:
+            return get_program(*args, il=clbin["spirv"])
+        except OpenCLBuildError as exc:
+            if clbin["program"] != "auto":
+                raise
+            log_fallback_once(kernel_name, f"the device rejected its SPIR-V module: {exc.log}")
+    return get_program(*args)
 
 
 # Occupancy formulas written for GPUs (e.g. the fused-softmax tutorial's

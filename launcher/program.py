@@ -12,6 +12,7 @@ import re
 
 from .device import OpenCLDevice, get_device
 from .errors import OpenCLBuildError
+from .il import build_il, il_hash
 
 # How compilers cite source positions in build logs: `<source>:3:10:` (the OpenCL
 # convention), `<kernel>:3:10:` (NVIDIA), `/path/tempfile.cl:3:10:` (PoCL, AMD), and
@@ -58,15 +59,16 @@ def program_binary(program):
     return bytes(binaries[0]) if binaries and binaries[0] else b""
 
 
-def get_program(dev, source, options=(), binary=None, binary_identity=None, name=None):
-    """The built program for `source` on `dev`, from the cache, the binary or the source."""
-    key = (source_hash(source), tuple(options))
+def get_program(dev, source, options=(), binary=None, binary_identity=None, name=None, il=None):
+    """The built program for `source` (or SPIR-V `il` when given) on `dev`, from the
+    cache, the binary or the source."""
+    key = (il_hash(il) if il else source_hash(source), tuple(options))
     program = dev.programs.get(key)
     if program is None:
         if binary and binary_identity == dev.identity:
             program = _try_build_from_binary(dev, binary, key[1])
         if program is None:
-            program = _build_from_source(dev, source, key[1], name)
+            program = build_il(dev, il, name, key[1]) if il else _build_from_source(dev, source, key[1], name)
         dev.programs[key] = program
     return program
 

@@ -2,9 +2,11 @@
 
     triton-spirv compile kernels.py add_kernel \
         --signature x_ptr=*fp32,y_ptr=*fp32,out_ptr=*fp32,n=i32 --constexpr BLOCK_SIZE=1024 \
-        [--stage cl | --stage all] [-o DIR]
+        [--stage cl | --stage all] [-o DIR] [--program auto|spirv|source]
 
-Stages: ttir, linalg, memref, cl (the OpenCL C), clbin (the packed program).
+Stages: ttir, linalg, memref, cl (the OpenCL C), spvasm and spv (the SPIR-V module as
+spirv-dialect MLIR and as a binary; `--stage spv`/`spvasm` asks for SPIR-V), clbin (the
+packed program).
 
     triton-spirv hlo run module.hlo --inputs in.npz --out out.npz [--report]
     triton-spirv hlo emit module.hlo -o DIR [--stages]
@@ -27,7 +29,8 @@ import importlib.util
 import os
 import sys
 
-STAGES = ("ttir", "linalg", "memref", "cl")
+STAGES = ("ttir", "linalg", "memref", "cl", "spvasm", "spv")
+SPIRV_STAGES = ("spvasm", "spv")
 
 
 class CommandError(Exception):
@@ -65,7 +68,7 @@ def _constexpr_value(text: str):
     return text
 
 
-def compile_kernel(path: str, kernel: str, signature: str, constexprs: str):
+def compile_kernel(path: str, kernel: str, signature: str, constexprs: str, program: str | None = None):
     """Compiles `kernel` of the Python file `path`; returns Triton's CompiledKernel."""
     import triton
     from triton.compiler.compiler import ASTSource
@@ -95,7 +98,7 @@ def compile_kernel(path: str, kernel: str, signature: str, constexprs: str):
     const_paths = {(fn.arg_names.index(k),): v for k, v in consts.items()}
     src = ASTSource(fn, sig, const_paths)
     target = triton.runtime.driver.active.get_current_target()
-    return triton.compile(src, target=target)
+    return triton.compile(src, target=target, options={"program": program} if program else None)
 
 
 def parse_shapes(text: str) -> dict:
@@ -119,9 +122,22 @@ def host_checks_source(path: str, kernel: str, shapes_text: str) -> str:
         raise CommandError(str(err)) from None
 
 
+def stage_content(compiled, ext: str):
+    """A stage of a compiled kernel: text, or bytes for `spv` (kept in the clbin: Triton
+    reads every stage file but the last as text)."""
+    if ext == "spv":
+        from launcher import unpack_clbin
+        return unpack_clbin(compiled.asm["clbin"])["spirv"]
+    return compiled.asm[ext]
+
+
 def cmd_compile(args) -> int:
-    compiled = compile_kernel(args.file, args.kernel, args.signature, args.constexpr)
-    stages = STAGES if args.stage == "all" else (args.stage,)
+    program = args.program or ("spirv" if args.stage in SPIRV_STAGES else None)
+    compiled = compile_kernel(args.file, args.kernel, args.signature, args.constexpr, program)
+    if args.stage == "all":
+        stages = tuple(ext for ext in STAGES if ext not in SPIRV_STAGES or stage_content(compiled, "spv"))
+    else:
+        stages = (args.stage,)
     if args.shapes:
         checks = host_checks_source(args.file, args.kernel, args.shapes)
         if args.output:
@@ -137,14 +153,22 @@ def cmd_compile(args) -> int:
         os.makedirs(args.output, exist_ok=True)
         for ext in stages:
             path = os.path.join(args.output, f"{compiled.name}.{ext}")
-            with open(path, "w") as f:
-                f.write(compiled.asm[ext])
+            content = stage_content(compiled, ext)
+            with open(path, "wb" if isinstance(content, bytes) else "w") as f:
+                f.write(content)
             print(path)
         return 0
     for ext in stages:
+        if ext == "spv" and len(stages) > 1:
+            continue    # binary: with -o, or alone (`--stage spv > kernel.spv`)
         if len(stages) > 1:
             print(f"// ===== {ext} =====")
-        print(compiled.asm[ext])
+        content = stage_content(compiled, ext)
+        if isinstance(content, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(content)
+        else:
+            print(content)
     return 0
 
 
@@ -185,6 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--signature", default="", help="NAME=TYPE,... e.g. x_ptr=*fp32,n=i32")
     c.add_argument("--constexpr", default="", help="NAME=VALUE,... e.g. BLOCK_SIZE=1024")
     c.add_argument("--stage", default="cl", choices=STAGES + ("all",))
+    c.add_argument("--program", choices=("auto", "spirv", "source"),
+                   help="how the device gets the kernel (default: TRITON_SPIRV_PROGRAM, else auto)")
     c.add_argument("--shapes", default="", help="shape contract whose generated host checks "
                    "are printed too, e.g. 'a_ptr=M,K;b_ptr=K,N'")
     c.add_argument("-o", "--output", help="write the stages into this directory")

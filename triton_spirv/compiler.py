@@ -6,7 +6,10 @@ Stages (each a small function; Triton's cache keeps every one of them):
     linalg  TTIR text -> upstream-MLIR module (ttir.reader) -> Linalg on tensors
     memref  upstream passes (pipeline.py) -> the memref stage (docs/memref-stage.md)
     cl      the OpenCL C source (emitter_opencl)
-    clbin   the program built for the device, packed with the source and launch facts
+    spvasm  the SPIR-V module (triton_spirv/spirv), as spirv-dialect MLIR; only for
+            kernels that go to the device as SPIR-V (launcher/il.py: program option)
+    clbin   the program built for the device, packed with the source, the SPIR-V
+            binary (the `spv` stage) and launch facts
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from triton._C.libtriton import passes
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
 from launcher import triton_key_cache
+from launcher.il import requested_mode, spirv_versions
 from launcher.file_memo import files_under, remembered
 
 from .target import check_kernel_fits, current_target, target_spec
@@ -74,6 +78,9 @@ class OpenCLOptions:
     # "device", a device type or a named description such as "gpu-64k"; by default
     # $TRITON_SPIRV_TARGET, else "device".
     opencl_target: str = ""
+    # How the device gets the kernel: auto, spirv or source (launcher/il.py); also
+    # TRITON_SPIRV_PROGRAM.
+    program: str = ""
 
     def hash(self) -> str:
         key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
@@ -133,6 +140,7 @@ class OpenCLBackend(BaseBackend):
         args["opencl_target"] = target_spec(args.get("opencl_target"))
         if os.environ.get(BOUNDS_CHECK_ENV, "0") not in ("", "0"):
             args["bounds_check"] = True
+        args["program"] = requested_mode(args.get("program"))
         if "extern_libs" in args:
             args["extern_libs"] = tuple(dict(args["extern_libs"]).items())
         if "supported_fp8_dtypes" in args:
@@ -156,8 +164,15 @@ class OpenCLBackend(BaseBackend):
     def add_stages(self, stages, options, language):
         if language != Language.TRITON:
             raise NotImplementedError("the OpenCL backend compiles Triton kernels, not Gluon")
-        for ext, stage in (("ttir", make_ttir), ("linalg", make_linalg), ("memref", make_memref),
-                           ("cl", make_cl), ("clbin", make_clbin)):
+        # What later stages need from earlier ones beyond their input: the SPIR-V stage
+        # reads the memref stage, clbin the OpenCL C and the SPIR-V binary.
+        state: dict = {}
+        chain = [("ttir", make_ttir), ("linalg", make_linalg), ("memref", _keeping("memref", make_memref, state)),
+                 ("cl", _keeping("cl", make_cl, state))]
+        if _wants_spirv(options.program):
+            chain.append(("spvasm", functools.partial(make_spvasm, state=state)))
+        chain.append(("clbin", functools.partial(make_clbin, state=state)))
+        for ext, stage in chain:
             stages[ext] = _dumping(ext, functools.partial(_run_stage, stage, options=options))
         last = list(stages)[-1]
         for ext in list(stages):
@@ -190,6 +205,24 @@ def _convert_custom_fp8(arg, dst_ty, fp_downcast_rounding=None, _semantic=None):
         arg = _semantic.cast(arg, tl.float32)
     rounding = "rtz" if fp_downcast_rounding == ir.ROUNDING_MODE.RTZ else "rtne"
     return extern(arg, FP8E4B15_FROM_FLOAT[rounding], tl.float8e4b15)
+
+
+def _keeping(name, stage, state):
+    def run(src, metadata, options):
+        state[name] = stage(src, metadata, options)
+        return state[name]
+    return run
+
+
+def _wants_spirv(mode: str) -> bool:
+    """The SPIR-V stage runs for `spirv` (which raises on a device without SPIR-V) and,
+    in `auto`, on devices that take SPIR-V."""
+    if mode == "spirv":
+        return True
+    if mode == "source":
+        return False
+    from launcher import get_device
+    return bool(spirv_versions(get_device()))
 
 
 DUMP_ENV = "TRITON_SPIRV_DUMP_DIR"
@@ -268,17 +301,20 @@ def _dumping(ext, stage):
 
     def run(src, metadata):
         out = stage(src, metadata)
-        directory = os.environ.get(DUMP_ENV)
-        if directory:
-            from .stages import dump_stage
-            text = out if isinstance(out, (str, bytes)) else str(out)
-            # One folder per kernel, named after the Triton function (the OpenCL name
-            # may differ: C identifiers are sanitized).
-            dump_stage(directory, metadata.get("source_name") or metadata.get("name", "kernel"),
-                       ext, text)
+        _dump(metadata, ext, out if isinstance(out, (str, bytes)) else str(out))
         return out
 
     return run
+
+
+def _dump(metadata, ext: str, content) -> None:
+    directory = os.environ.get(DUMP_ENV)
+    if directory:
+        from .stages import dump_stage
+        # One folder per kernel, named after the Triton function (the OpenCL name
+        # may differ: C identifiers are sanitized).
+        dump_stage(directory, metadata.get("source_name") or metadata.get("name", "kernel"),
+                   ext, content)
 
 
 # ---------------------------------------------------------------------------------------
@@ -343,9 +379,22 @@ def make_cl(src: str, metadata, options) -> str:
     return emitted.source
 
 
-def make_clbin(src: str, metadata, options) -> bytes:
-    from .stages import opencl_to_clbin
-    return opencl_to_clbin(src, metadata)
+def make_spvasm(src: str, metadata, options, state) -> str:
+    """The SPIR-V module of the memref stage; its binary waits in `state` for clbin.
+    In `auto` mode a kernel the stage cannot convert keeps OpenCL C (logged once)."""
+    from .stages import spirv_for_kernel
+    module = spirv_for_kernel(state["memref"], metadata["name"], options.program, options.bounds_check)
+    if module is None:
+        return f"// kernel '{metadata['name']}' runs from OpenCL C (see the log)\n"
+    state["spirv"] = module.binary
+    # The binary is not a Triton stage: Triton reads every stage but the last as text.
+    _dump(metadata, "spv", module.binary)
+    return module.assembly
+
+
+def make_clbin(src: str, metadata, options, state) -> bytes:
+    from .stages import kernel_clbin
+    return kernel_clbin(state["cl"], metadata, state.get("spirv"), options.program)
 
 
 def _add_bounds_metadata(metadata, emitted) -> None:

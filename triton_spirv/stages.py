@@ -42,16 +42,64 @@ def memref_to_opencl(memref_text: str, bounds_check: bool = False):
         return emit_opencl(ir.Module.parse(memref_text), bounds_check=bounds_check)
 
 
-def opencl_to_clbin(source: str, metadata: dict) -> bytes:
-    """Builds the OpenCL C for the current device and packs it with its launch facts."""
+def memref_to_spirv(memref_text: str, entry_name: str | None = None):
+    """The memref stage as a SPIR-V module (triton_spirv/spirv): binary and assembly."""
+    from .spirv import lower_to_spirv
+    with new_context():
+        return lower_to_spirv(ir.Module.parse(memref_text), entry_name)
+
+
+def spirv_for_kernel(memref_text: str, name: str, mode: str, bounds_check: bool = False):
+    """The kernel's SPIR-V module under program mode `mode` (launcher/il.py), or None
+    when it keeps OpenCL C. Only `auto` falls back (logged once); `spirv` raises."""
+    from launcher import get_device
+    from launcher.il import log_fallback_once, uses_spirv
+    from .spirv import SpirvStageError
+    if not uses_spirv(mode, get_device(), name):
+        return None
+    try:
+        if bounds_check:
+            raise SpirvStageError("bounds-checked kernels are built from OpenCL C only")
+        return memref_to_spirv(memref_text, name)
+    except SpirvStageError as err:
+        if mode == "spirv":
+            raise SpirvStageError(f"kernel '{name}': {err}") from None
+        log_fallback_once(name, str(err))
+        return None
+
+
+def kernel_clbin(source: str, metadata: dict, spirv: bytes | None, mode: str) -> bytes:
+    """opencl_to_clbin; in `auto` mode a device that rejects the SPIR-V module gets
+    the OpenCL C instead (logged once)."""
+    from launcher.errors import OpenCLBuildError
+    from launcher.il import log_fallback_once
+    try:
+        return opencl_to_clbin(source, metadata, spirv=spirv, program=mode)
+    except OpenCLBuildError as err:
+        if not spirv or mode == "spirv":
+            raise
+        log_fallback_once(metadata["name"], f"the device rejected its SPIR-V module: {err.log}")
+        return opencl_to_clbin(source, metadata, program=mode)
+
+
+def opencl_to_clbin(source: str, metadata: dict, spirv: bytes | None = None,
+                    program: str = "auto") -> bytes:
+    """Builds the kernel for the current device (from its SPIR-V module when given,
+    else from the OpenCL C) and packs it with its launch facts."""
     from launcher import build_program, get_device, pack_clbin
+    from launcher.il import build_il
+    from launcher.program import program_binary
     device = get_device()
     from launcher.resources import check_local_memory
     check_local_memory(metadata["name"], source, metadata["shared"], device)
-    _program, binary = build_program(source, device, name=metadata["name"])
+    if spirv:
+        binary = program_binary(build_il(device, spirv, metadata["name"]))
+    else:
+        _program, binary = build_program(source, device, name=metadata["name"])
     return pack_clbin(name=metadata["name"], source=source, binary=binary, device=device,
                       arg_types=metadata["arg_types"], local_size=metadata["local_size"],
-                      local_mem_bytes=metadata["shared"], bounds=metadata.get("bounds"))
+                      local_mem_bytes=metadata["shared"], bounds=metadata.get("bounds"),
+                      spirv=spirv, program=program)
 
 
 def dump_stage(directory: str, kernel: str, ext: str, content) -> str:

@@ -1,7 +1,7 @@
 """`triton-spirv hlo run` and `triton-spirv hlo emit`.
 
     triton-spirv hlo run module.hlo --inputs in.npz --out out.npz [--report]
-    triton-spirv hlo emit module.hlo -o DIR [--stages]
+    triton-spirv hlo emit module.hlo -o DIR [--stages] [--program auto|spirv|source]
 
 `run` reads the entry parameters from the .npz (by parameter name, else `arg0`,
 `arg1`, ... in order) and writes the outputs as `out0`, `out1`, ... (bf16 outputs
@@ -27,6 +27,7 @@ def add_hlo_commands(subparsers) -> None:
     run.add_argument("--inputs", help=".npz with one array per entry parameter")
     run.add_argument("--out", help=".npz to write the outputs to")
     run.add_argument("--report", action="store_true", help="print the fusion report")
+    _program_option(run)
     run.set_defaults(func=_run_command)
     emit = commands.add_parser("emit", help="write the OpenCL C of every kernel")
     emit.add_argument("module", help="HLO text file")
@@ -34,7 +35,14 @@ def add_hlo_commands(subparsers) -> None:
     emit.add_argument("--stages", action="store_true", help="also write each pass's IR")
     emit.add_argument("--host", action="store_true",
                       help="print the generated host code (shape checks, launch grids)")
+    _program_option(emit)
     emit.set_defaults(func=_emit_command)
+
+
+def _program_option(parser) -> None:
+    parser.add_argument("--program", choices=("auto", "spirv", "source"),
+                        help="OpenCL C or SPIR-V for the device (default: TRITON_SPIRV_PROGRAM, "
+                             "else auto); emit writes <kernel>.spv/.spvasm for SPIR-V kernels")
 
 
 def _load_inputs(module, path):
@@ -63,7 +71,7 @@ def _run_command(args) -> int:
     from .reader import read_hlo_file
     from .runtime import ModuleRunner
     module = read_hlo_file(args.module)
-    runner = ModuleRunner(module)
+    runner = ModuleRunner(module, program=args.program)
     outputs = runner.run(_load_inputs(module, args.inputs))
     if args.report:
         for fusion in runner.fusions.values():
@@ -80,7 +88,7 @@ def _emit_command(args) -> int:
     from .reader import read_hlo_file
     from .runtime import ModuleRunner
     module = read_hlo_file(args.module)
-    runner = ModuleRunner(module, keep_stages=args.stages)
+    runner = ModuleRunner(module, keep_stages=args.stages, program=args.program)
     fusions = runner.compile_all()
     os.makedirs(args.output, exist_ok=True)
     reports = []
@@ -89,6 +97,8 @@ def _emit_command(args) -> int:
         for kernel in fusion.kernels:
             with open(os.path.join(args.output, f"{kernel.name}.cl"), "w") as f:
                 f.write(kernel.source)
+            if kernel.spirv:
+                _write_spirv(args.output, kernel)
             for stage, text in kernel.stages.items():
                 with open(os.path.join(args.output, f"{kernel.name}.{stage}.mlir"), "w") as f:
                     f.write(text)
@@ -101,6 +111,14 @@ def _emit_command(args) -> int:
     print(f"{sum(len(f.kernels) for f in fusions)} kernels of {len(fusions)} fusions "
           f"written to {args.output}")
     return 0
+
+
+def _write_spirv(directory: str, kernel) -> None:
+    """`<kernel>.spv` (the SPIR-V binary) and `<kernel>.spvasm` (its spirv-dialect MLIR)."""
+    with open(os.path.join(directory, f"{kernel.name}.spv"), "wb") as f:
+        f.write(kernel.spirv)
+    with open(os.path.join(directory, f"{kernel.name}.spvasm"), "w") as f:
+        f.write(kernel.spvasm)
 
 
 def main(argv=None) -> int:

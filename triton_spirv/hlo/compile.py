@@ -44,6 +44,9 @@ class CompiledKernel:
     local_mem_bytes: int
     stages: dict[str, str] = field(default_factory=dict)
     stage_seconds: dict[str, float] = field(default_factory=dict)  # with keep_stages
+    spirv: bytes | None = None        # the SPIR-V module (`spv`), when the device gets one
+    spvasm: str = ""                  # the same as spirv-dialect MLIR
+    program: str = "auto"             # the program mode it was compiled for (launcher/il.py)
     _handle: object = None
     _launcher: object = None
 
@@ -125,18 +128,21 @@ def build_fusion(name: str, computation, source_path: str | None,
 
 
 def compile_fusion(name: str, computation, source_path: str | None = None,
-                   keep_stages: bool = False, build: bool = True) -> CompiledFusion:
+                   keep_stages: bool = False, build: bool = True,
+                   program: str | None = None) -> CompiledFusion:
+    from launcher.il import requested_mode
     target = emit_target()
-    key = (name, source_path, keep_stages, target, fusion_key(computation))
+    program = requested_mode(program)
+    key = (name, source_path, keep_stages, target, program, fusion_key(computation))
     found = _CACHE.get(key)
     if found is None:
         found = _CACHE[key] = _compile_fusion(name, computation, source_path, keep_stages,
-                                              target)
+                                              target, program)
     return found
 
 
 def _compile_fusion(name: str, computation, source_path: str | None,
-                    keep_stages: bool, target: EmitTarget) -> CompiledFusion:
+                    keep_stages: bool, target: EmitTarget, program: str) -> CompiledFusion:
     from emitter_opencl import emit_opencl
     _COUNT[0] += 1
 
@@ -151,10 +157,13 @@ def _compile_fusion(name: str, computation, source_path: str | None,
             run_passes(plan.module, stages)
             emitted = emit_opencl(plan.module)
             check_kernel_fits(emitted, target.description)
-            kernels.append(CompiledKernel(emitted.name, plan, emitted.source, emitted.arg_types,
-                                          emitted.local_size, emitted.local_mem_bytes,
-                                          stages.texts if stages else {},
-                                          stages.finish("cl") if stages else {}))
+            spirv = _spirv_module(plan.module, emitted.name, program)
+            kernels.append(CompiledKernel(
+                emitted.name, plan, emitted.source, emitted.arg_types, emitted.local_size,
+                emitted.local_mem_bytes, stages=stages.texts if stages else {},
+                stage_seconds=stages.finish("cl") if stages else {},
+                spirv=spirv and spirv.binary, spvasm=spirv.assembly if spirv else "",
+                program=program))
             plan.module = None   # the MLIR objects die with this context
     fusion = CompiledFusion(name, computation, kernels, builder.report,
                             symbols=list(builder.symbols))
@@ -183,6 +192,12 @@ class _StageRecorder:
         """The times, with `stage` timed up to now."""
         self.seconds[stage] = time.perf_counter() - self._last
         return self.seconds
+
+
+def _spirv_module(module, name: str, program: str):
+    """The kernel's SPIR-V module when the device gets SPIR-V (launcher/il.py), else None."""
+    from ..stages import print_module, spirv_for_kernel
+    return spirv_for_kernel(print_module(module), name, program)
 
 
 def kernel_name(instr) -> str:

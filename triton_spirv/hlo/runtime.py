@@ -101,8 +101,11 @@ class _Launchable:
 class ModuleRunner:
     """Compiles (lazily, once) and runs an HLO module."""
 
-    def __init__(self, module: HloModule, keep_stages: bool = False):
+    def __init__(self, module: HloModule, keep_stages: bool = False, program: str | None = None):
+        """`program`: auto, spirv or source (launcher/il.py); default TRITON_SPIRV_PROGRAM."""
+        from launcher.il import requested_mode
         from .dynamic import check_module_shapes, module_is_dynamic
+        self.program = requested_mode(program)
         check_module_shapes(module)    # compile-time shape checks (ranks, names, sizes)
         self.module = module
         self.source_path = source_file_for(module)
@@ -163,7 +166,8 @@ class ModuleRunner:
             else:
                 computation = wrap_instruction(instr)
             self.fusions[instr] = compile_fusion(kernel_name(instr), computation,
-                                                 self.source_path, self.keep_stages)
+                                                 self.source_path, self.keep_stages,
+                                                 program=self.program)
             if self.view_dir:
                 self._write_view_pages(instr, self.fusions[instr])
         return self.fusions[instr]
@@ -366,10 +370,10 @@ class _ShapeOnly:
 
 def _make_launchable(kernel) -> _Launchable:
     from launcher import OpenCLLauncher, load_binary
-    from triton_spirv.stages import opencl_to_clbin
+    from triton_spirv.stages import kernel_clbin
     metadata = {"name": kernel.name, "arg_types": kernel.arg_types,
                 "local_size": kernel.local_size, "shared": kernel.local_mem_bytes}
-    clbin = opencl_to_clbin(kernel.source, metadata)
+    clbin = kernel_clbin(kernel.source, metadata, kernel.spirv, kernel.program)
     _program, handle, *_ = load_binary(kernel.name, clbin)
     names = [ref.name for ref in kernel.plan.buffers]
     signature = {n: "i64" if ref.kind == "dim" else "*" + ref.element.launcher

@@ -1,0 +1,112 @@
+"""bf16 in memory as i16, and 16-bit float scalar arguments as f32 (the launcher's ABI).
+
+SPIR-V 1.0 has no bfloat16 type (upstream's type converter would widen bf16 buffers to
+f32, reading the wrong bytes). Like the OpenCL C emitter (ushort buffers, bit shifts),
+bf16 buffers become i16 buffers: a load becomes an i16 load and a bitcast to bf16, a
+store a bitcast to i16 and an i16 store. Upstream passes then take the bf16 values away:
+arith-emulate-unsupported-floats computes bf16 arithmetic in f32, and
+arith-expand{include-bf16} turns bf16 <-> f32 conversions into integer bit operations
+(BF16_PASSES, run by lower.py), after which the bitcasts fold.
+
+The launcher passes f16 and bf16 scalar arguments as `float` (docs/memref-stage.md), so
+such an argument becomes f32 and is truncated at the kernel's entry.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+
+from .flatten import error_at
+
+BF16_PASSES = ("arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
+               "arith-expand{include-bf16=true}", "canonicalize")
+LOADS = ("memref.load", "vector.load")
+STORES = ("memref.store", "vector.store")          # the stored value is operand 0
+
+
+def _bf16_to_i16(t: ir.Type) -> ir.Type | None:
+    """The same type with i16 for bf16 elements, or None when `t` has no bf16."""
+    i16 = ir.IntegerType.get_signless(16)
+    if isinstance(t, ir.BF16Type):
+        return i16
+    if isinstance(t, ir.MemRefType) and isinstance(t.element_type, ir.BF16Type):
+        return ir.MemRefType.get(t.shape, i16, memory_space=t.memory_space, loc=ir.Location.unknown())
+    if isinstance(t, ir.VectorType) and isinstance(t.element_type, ir.BF16Type):
+        return ir.VectorType.get(t.shape, i16, loc=ir.Location.unknown())
+    return None
+
+
+def bf16_buffers_as_i16(func) -> None:
+    """Rewrites `func` (flattened: buffers are arguments and allocs) in place."""
+    entry = func.regions[0].blocks[0]
+    _scalar_arguments_as_f32(func, entry)
+    for arg in entry.arguments:
+        if _bf16_to_i16(arg.type):
+            arg.set_type(_bf16_to_i16(arg.type))
+    _update_signature(func, entry)
+    ops: list = []
+
+    def collect(op):
+        ops.append(op.opview)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(collect)
+    for op in ops[1:]:
+        if op.name in ("memref.alloc", "memref.alloca") and _bf16_to_i16(op.result.type):
+            op.result.set_type(_bf16_to_i16(op.result.type))
+        elif op.name in LOADS and _bf16_to_i16(op.result.type):
+            _load_as_i16(op)
+        elif op.name in STORES and _bf16_to_i16(op.operands[0].type):
+            _store_as_i16(op)
+        elif op.name in ("memref.atomic_rmw", "memref.generic_atomic_rmw") and \
+                isinstance(op.results[0].type, ir.BF16Type):
+            raise error_at(op, "atomics on bf16 elements are not supported")
+
+
+def _load_as_i16(op) -> None:
+    bf16_type = op.result.type
+    op.result.set_type(_bf16_to_i16(bf16_type))
+    with ir.InsertionPoint.after(op), op.location:
+        value = arith.bitcast(bf16_type, op.result)
+    op.result.replace_all_uses_except(value, value.owner.operation)
+
+
+def _store_as_i16(op) -> None:
+    value = op.operands[0]
+    with ir.InsertionPoint(op), op.location:
+        op.operands[0] = arith.bitcast(_bf16_to_i16(value.type), value)
+
+
+def _scalar_arguments_as_f32(func, entry) -> None:
+    f32 = ir.F32Type.get()
+    for arg in entry.arguments:
+        if isinstance(arg.type, (ir.F16Type, ir.BF16Type)):
+            narrow = arg.type
+            arg.set_type(f32)
+            first = entry.operations[0]
+            with ir.InsertionPoint(first), first.location:
+                value = arith.truncf(narrow, arg)
+            arg.replace_all_uses_except(value, value.owner.operation)
+
+
+def _update_signature(func, entry) -> None:
+    fn_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    func.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in entry.arguments], fn_type.results))
+
+
+def check_no_bf16(module: ir.Module) -> None:
+    """After BF16_PASSES, a bf16 value left (a conversion between bf16 and f16 or f64,
+    which arith-expand does not spell out) would be miscompiled: name its op."""
+    left: list = []
+
+    def check(op):
+        if any(_bf16_to_i16(v.type) for v in list(op.operands) + list(op.results)):
+            left.append(op.opview)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(check)
+    if left:
+        raise error_at(left[0], "a bf16 value here (other than a bf16 <-> f32 conversion of a "
+                       "loaded or stored element) has no SPIR-V lowering")

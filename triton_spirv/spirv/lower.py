@@ -1,0 +1,175 @@
+"""Memref stage -> SPIR-V (the `spv` stage) with upstream MLIR's SPIR-V dialect.
+
+    flatten_buffers (flatten.py)        views and copies -> flat buffers, index arithmetic
+    half_types.py                       bf16 buffers as i16, f16/bf16 scalar arguments as f32
+    widen_index (index_width.py)        `index` -> i64, so all conversions agree on it
+    casts.py                            saturating fptosi/fptoui, math.trunc
+    atomics.py                          atomics -> compare-exchange loops around a helper
+    math-expand-ops, arith-expand,      ops without an OpenCL SPIR-V pattern; fold and
+    canonicalize, cse, licm             hoist the index arithmetic
+    kernels_in_gpu_module               func.func -> gpu.func in a gpu.module whose target
+                                        is an OpenCL SPIR-V environment (Kernel, Physical64)
+    TO_SPIRV                            upstream conversions (memref storage classes, math,
+                                        scf -> cf -> spirv, func, gpu/arith/memref/vector)
+    build_compare_exchange              the atomics helpers' bodies, spirv dialect builders
+    spirv-lower-abi-attrs, -update-vce  entry point, local size, minimal capabilities
+    gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
+
+Everything runs through the MLIR Python bindings in one context. Upstream's spirv
+dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so `memref.copy` becomes loops
+(flatten.py), shared by the work-items of a group.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir, passmanager
+from mlir.dialects import gpu
+
+from .flatten import SpirvStageError, flatten_buffers, local_size
+from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
+from .casts import expand_trunc, saturate_float_to_int
+from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16
+from .index_width import widen_index
+
+# What the module may use; spirv-update-vce then declares only what it does use.
+# SPIR-V 1.0 with the OpenCL memory model: every OpenCL 2.1+/3.0 driver that reports
+# an IL version takes it.
+TARGET_ENV = ("#spirv.target_env<#spirv.vce<v1.0, [Kernel, Addresses, Int8, Int16, Int64, "
+              "Float16, Float64, Float16Buffer, Int64Atomics, Vector16, GenericPointer], []>, "
+              "api=OpenCL, #spirv.resource_limits<>>")
+GPU_MODULE = "kernels"
+
+# Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...);
+# arith-expand does the same for floordivsi/ceildivsi/ceildivui.
+MATH_EXPANSIONS = "math-expand-ops{ops=exp2,ctlz,fpowi}"
+CLEANUP = BF16_PASSES + (MATH_EXPANSIONS, "arith-expand", "canonicalize", "cse", "loop-invariant-code-motion",
+           "canonicalize")
+TO_SPIRV = (
+    "map-memref-spirv-storage-class{client-api=opencl}",
+    "convert-math-to-spirv",
+    # Loops as branches (Kernel modules may branch freely): convert-scf-to-spirv's
+    # structured loops leave a loop's results unset when it runs zero times.
+    "convert-scf-to-cf",
+    "convert-cf-to-spirv",
+    "convert-func-to-spirv",   # atomics.py: its helper functions and the calls to them
+    "convert-gpu-to-spirv{use-64bit-index=true}",
+)
+AFTER_SPIRV = ("gpu.module(spirv.module(spirv-lower-abi-attrs,spirv-update-vce,canonicalize))",)
+
+
+@dataclass
+class SpirvModule:
+    name: str             # the kernel's entry point
+    binary: bytes         # SPIR-V words, little-endian
+    assembly: str         # the spirv.module as MLIR text (the `spvasm` stage)
+
+
+def _run(module: ir.Module, passes, what: str) -> None:
+    pm = passmanager.PassManager.parse("builtin.module(" + ",".join(passes) + ")")
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as err:
+        raise SpirvStageError(f"{what} failed: {_first_errors(err)}") from None
+
+
+def _first_errors(err: ir.MLIRError) -> str:
+    """The diagnostics' own lines (op, location, why), without the module dumps that
+    follow them."""
+    lines = [d.message for d in err.error_diagnostics] if getattr(err, "error_diagnostics", None) else []
+    located = [f"{d.location}: {d.message}" for d in err.error_diagnostics] if lines else []
+    return "; ".join(located) if located else str(err).split("\n note:")[0]
+
+
+def kernels_in_gpu_module(module: ir.Module, entry_name: str | None = None) -> None:
+    """Moves each func.func of `module` into a gpu.func kernel of one gpu.module,
+    named `entry_name` when given (the OpenCL C kernel's name, which the launcher asks
+    the program for)."""
+    funcs = _funcs(module)
+    module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+    # Passes that run on the whole module (convert-scf-to-spirv) read the target here.
+    module.operation.attributes["spirv.target_env"] = ir.Attribute.parse(TARGET_ENV)
+    with ir.InsertionPoint(module.body), module.operation.location:
+        gmod = gpu.GPUModuleOp(GPU_MODULE, targets=ir.ArrayAttr.get([ir.Attribute.parse(TARGET_ENV)]))
+        gmod.bodyRegion.blocks.append()
+    for func in funcs:
+        if _is_private(func):
+            # Helpers the kernels call (atomics.py): plain functions of the gpu.module.
+            func.detach_from_parent()
+            gmod.bodyRegion.blocks[0].append(func)
+        else:
+            _as_gpu_kernel(func, gmod, entry_name)
+
+
+def _is_private(func) -> bool:
+    return "sym_visibility" in func.attributes and \
+        ir.StringAttr(func.attributes["sym_visibility"]).value == "private"
+
+
+def _funcs(module: ir.Module) -> list:
+    return [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+
+
+def _as_gpu_kernel(func, gmod, entry_name: str | None) -> None:
+    fn_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    size = local_size(func)
+    with ir.InsertionPoint(gmod.bodyRegion.blocks[0]), func.location:
+        kernel = gpu.GPUFuncOp(fn_type, sym_name=entry_name or ir.StringAttr(func.attributes["sym_name"]).value,
+                               kernel=True)
+    kernel.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
+        f"#spirv.entry_point_abi<workgroup_size = [{size[0]}, {size[1]}, {size[2]}]>")
+    body = func.regions[0].blocks[0]
+    body.append_to(kernel.body)
+    terminator = body.operations[len(body.operations) - 1]
+    with ir.InsertionPoint(terminator), terminator.location:
+        gpu.ReturnOp([])
+    terminator.erase()
+    func.erase()
+
+
+def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvModule:
+    """Lowers a memref-stage module in place and serializes its one kernel (named
+    `entry_name` when given)."""
+    with module.context:
+        flatten_buffers(module)
+        for func in _funcs(module):
+            bf16_buffers_as_i16(func)
+            widen_index(func)
+            saturate_float_to_int(func)
+            expand_trunc(func)
+        atomics_as_compare_exchange_loops(module)
+        _run(module, CLEANUP, "clean-up after flattening")
+        check_no_bf16(module)
+        kernels_in_gpu_module(module, entry_name)
+        _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
+        build_compare_exchange(_spirv_module(module))
+        _run(module, AFTER_SPIRV, "SPIR-V ABI lowering")
+        assembly = str(_spirv_module(module))
+        name = _entry_point(module)
+        _run(module, ("gpu-module-to-binary{format=bin}",), "SPIR-V serialization")
+        binary = _binary(module)
+    return SpirvModule(name, binary, assembly)
+
+
+def _spirv_module(module: ir.Module):
+    for op in module.body.operations:
+        if op.operation.name == "gpu.module":
+            for inner in op.regions[0].blocks[0].operations:
+                if inner.operation.name == "spirv.module":
+                    return inner
+    raise SpirvStageError("conversion produced no spirv.module")
+
+
+def _entry_point(module: ir.Module) -> str:
+    for op in _spirv_module(module).regions[0].blocks[0].operations:
+        if op.operation.name == "spirv.EntryPoint":
+            return ir.FlatSymbolRefAttr(op.attributes["fn"]).value
+    raise SpirvStageError("the spirv.module has no entry point")
+
+
+def _binary(module: ir.Module) -> bytes:
+    for op in module.body.operations:
+        if op.operation.name == "gpu.binary":
+            objects = ir.ArrayAttr(op.attributes["objects"])
+            return bytes(gpu.ObjectAttr(objects[0]).object)
+    raise SpirvStageError("gpu-module-to-binary produced no gpu.binary")
