@@ -7,9 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 import torch
 
@@ -19,7 +17,6 @@ from triton.runtime.errors import OutOfResources
 
 from launcher import GridError, KernelArgumentError, OpenCLBuildError
 from launcher.program import python_origin
-from reliability_kernels import add_kernel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
