@@ -15,8 +15,6 @@ import numpy as np
 import pytest
 import torch
 
-pyopencl = pytest.importorskip("pyopencl")
-
 import launcher  # noqa: E402
 from launcher import (GridError, KernelArgumentError, NoOpenCLDeviceError, OpenCLBuildError,  # noqa: E402
                       OpenCLLauncher, build_program, load_binary, pack_clbin, unpack_clbin)
