@@ -29,10 +29,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def dev():
-    try:
-        return launcher.get_device()
-    except NoOpenCLDeviceError as exc:
-        pytest.skip(f"no OpenCL device: {exc}")
+    return launcher.get_device()  # scripts/setup.sh installs a device (PoCL) where none is
 
 
 def load(name, source, arg_types, local_size=(1, 1, 1)):
