@@ -29,24 +29,24 @@ BOUNDS_ERROR_INTS = 8
 ERROR_PARAM = "bounds_err"
 HELPER_NAMES = {"bounds_report", "bounds_ok", "bounds_range_ok", ERROR_PARAM}
 
-_HELPERS = f"""\
+_HELPERS = """\
 // Bounds checking: an access outside its buffer is skipped and reported here.
-static inline void bounds_report(__global int* err, long index, int site) {{
+static inline void bounds_report(__global int* err, long index, int site) {
   atomic_inc(&err[0]);
-  if (atomic_cmpxchg(&err[1], 0, 1) == 0) {{
+  if (atomic_cmpxchg(&err[1], 0, 1) == 0) {
     err[2] = site;
     err[3] = (int)(index & 0xffffffffL);
     err[4] = (int)(index >> 32);
-  }}
-}}
-static inline bool bounds_ok(__global int* err, long index, long extent, int site) {{
+  }
+}
+static inline bool bounds_ok(__global int* err, long index, long extent, int site) {
   if (index >= 0 && index < extent)
     return true;
   bounds_report(err, index, site);
   return false;
-}}
+}
 static inline bool bounds_range_ok(__global int* err, long start, long count, long stride,
-                                   long extent, int site) {{
+                                   long extent, int site) {
   if (count <= 0)
     return true;
   long last = start + (count - 1) * stride;
@@ -54,7 +54,7 @@ static inline bool bounds_range_ok(__global int* err, long start, long count, lo
     return true;
   bounds_report(err, start < 0 || start >= extent ? start : last, site);
   return false;
-}}"""
+}"""
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-cl = pytest.importorskip("pyopencl")
-ir = pytest.importorskip("mlir.ir")
+import pyopencl as cl
+from mlir import ir
 
 from emitter_opencl import EmittedKernel, OpenCLEmitError, emit_opencl  # noqa: E402
 from emitter_opencl.ctypes_table import float_literal, int_literal  # noqa: E402
@@ -397,7 +397,7 @@ module {
 
 
 def test_f16_and_bf16_buffers(device):
-    torch = pytest.importorskip("torch")
+    import torch
     rng = np.random.default_rng(2)
     xh = (rng.standard_normal(64) * 100).astype(np.float16)
     xh[:4] = [np.inf, -np.inf, 60000, 6e-6]

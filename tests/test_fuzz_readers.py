@@ -152,14 +152,6 @@ def test_fuzz_ttir_reader(ttir_seeds):
 # HLO
 
 
-def _hlo_reader():
-    try:
-        from triton_spirv.hlo import reader
-    except ImportError:
-        return None
-    return reader if hasattr(reader, "read_hlo") else None
-
-
 def _hlo_seeds():
     paths = sorted(glob.glob(os.path.join(HERE, "hlo", "*.hlo")) + glob.glob(os.path.join(HERE, "hlo", "*", "*.hlo")))
     seeds = []
@@ -170,21 +162,19 @@ def _hlo_seeds():
 
 
 def _read_hlo(text):
-    reader = _hlo_reader()
     from triton_spirv.hlo.errors import HloError
+    from triton_spirv.hlo.reader import read_hlo
     try:
-        reader.read_hlo(text)
+        read_hlo(text)
         return "read"
     except HloError as exc:
         assert str(exc), "an error without a message"
         return "error"
 
 
-@pytest.mark.skipif(_hlo_reader() is None, reason="triton_spirv/hlo/reader.py (read_hlo) does not exist yet")
 def test_fuzz_hlo_reader():
     seeds = _hlo_seeds()
-    if not seeds:
-        pytest.skip("no HLO texts under tests/hlo to mutate")
+    assert seeds, "no HLO texts under tests/hlo to mutate"
     counts = {"read": 0, "error": 0}
     start = time.time()
 
@@ -209,7 +199,6 @@ def test_ttir_reader_odd_inputs(text):
     assert run_bounded(_read_ttir, text) in ("read", "error")
 
 
-@pytest.mark.skipif(_hlo_reader() is None, reason="triton_spirv/hlo/reader.py (read_hlo) does not exist yet")
 @pytest.mark.parametrize("text", ["", "\x00", "HloModule", "HloModule m\nENTRY e {", "HloModule m\n}" * 3,
                                   "HloModule m\nENTRY e {\n ROOT p = f32[2] parameter(0)\n}",
                                   "HloModule m\nENTRY e {\n ROOT p = f32[99999999999999999999] parameter(0)\n}",

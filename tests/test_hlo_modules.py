@@ -67,7 +67,7 @@ def test_command_line_run_and_emit(tmp_path):
 
 
 def test_against_live_jax():
-    jax = pytest.importorskip("jax")
+    import jax
     import jax.numpy as jnp
     from triton_spirv.hlo import read_hlo
 

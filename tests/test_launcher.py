@@ -15,8 +15,6 @@ import numpy as np
 import pytest
 import torch
 
-pyopencl = pytest.importorskip("pyopencl")
-
 import launcher  # noqa: E402
 from launcher import (GridError, KernelArgumentError, NoOpenCLDeviceError, OpenCLBuildError,  # noqa: E402
                       OpenCLLauncher, build_program, load_binary, pack_clbin, unpack_clbin)
@@ -31,10 +29,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def dev():
-    try:
-        return launcher.get_device()
-    except NoOpenCLDeviceError as exc:
-        pytest.skip(f"no OpenCL device: {exc}")
+    return launcher.get_device()  # scripts/setup.sh installs a device (PoCL) where none is
 
 
 def load(name, source, arg_types, local_size=(1, 1, 1)):

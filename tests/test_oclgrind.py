@@ -147,7 +147,11 @@ def test_replay_imports_no_heavy_modules(replayed):
 
 
 def test_oclgrind_summary(replayed, capsys):
-    """Prints how many kernels ran clean (after the per-kernel tests)."""
+    """Every recorded launch was replayed; prints how many ran clean (after the
+    per-kernel tests)."""
+    recorded = {os.path.basename(p) for paths in replayed["by_case"].values() for p in paths}
+    assert recorded and recorded <= set(replayed["results"]), \
+        f"launches recorded but not replayed: {sorted(recorded - set(replayed['results']))[:10]}"
     clean = replayed["clean"]
     kernels = {replayed["results"][name]["kernel"] for name in clean if name in replayed["results"]}
     with capsys.disabled():

@@ -103,6 +103,35 @@ def test_scalar_pointer_store_out_of_range():
         scalar_store_kernel[(1,)](out, 8, bounds_check=True)
 
 
+@triton.jit
+def zeros_past_the_end_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs + n, tl.zeros((BLOCK,), tl.float32))  # the user's line
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        return next(number for number, line in enumerate(f, 1) if marker in line)
+
+
+def test_reports_and_comments_name_the_users_line_not_triton_language():
+    """The stored value comes from `tl.zeros` (a call into triton/language/standard.py);
+    the error and the `.cl` comment still name the kernel's own line."""
+    user_line = "test_reliability_bounds.py:%d" % _line_of("# the user's line")
+    x = torch.ones(16)
+    with pytest.raises(OutOfBoundsError) as info:
+        zeros_past_the_end_kernel[(1,)](x, 8, BLOCK=16, bounds_check=True)
+    message = str(info.value)
+    assert f"at {user_line}: tl.store(x_ptr + offs + n, tl.zeros((BLOCK,), tl.float32))" in message
+    assert "standard.py" not in message
+    assert torch.equal(x, torch.cat([torch.ones(8), torch.zeros(8)]))  # in-bounds half stored
+
+    kernel = zeros_past_the_end_kernel[(1,)](x, 0, BLOCK=16)
+    comments = [line.strip() for line in kernel.asm["cl"].splitlines() if line.strip().startswith("//")]
+    assert any(user_line in c for c in comments), "\n".join(comments)
+    assert not any("standard.py" in c or "core.py" in c for c in comments), "\n".join(comments)
+
+
 @pytest.mark.parametrize("name", ["add_2d_masks_strides", "transpose_strided_store", "gather_scatter",
                                   "sum_max_argmax", "matmul_f32_loop_pointers", "cast_f16_to_bf16",
                                   "early_return", "nested_loops", "where_pointers"])

@@ -4,7 +4,6 @@ import glob
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 import warnings
 

@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-ttir_kernels = pytest.importorskip("ttir_kernels")
+import ttir_kernels  # noqa: E402
 from mlir import ir  # noqa: E402
 
 from triton_spirv.ttir import TTIRReadError, read_ttir, source_line, to_generic_text  # noqa: E402

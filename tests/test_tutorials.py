@@ -3,8 +3,7 @@
 Each tutorial in python/tutorials/ is imported as a module (importing runs no kernel;
 `main()` does) and its own check function is called: they compare with torch and raise
 SystemExit on a mismatch. Tests marked `slow` run only when selected with `-m slow`
-(or with TUTORIALS_SLOW=1). Tutorials that need compiler features not there yet are
-xfail (not strict) with the compiler's error as the reason.
+(or with TUTORIALS_SLOW=1).
 """
 import importlib.util
 import os

@@ -337,10 +337,6 @@ def make_ttir(mod, metadata, options):
     return mod
 
 
-def _print(module) -> str:
-    return module.operation.get_asm(enable_debug_info=True)
-
-
 def make_linalg(src, metadata, options) -> str:
     from .stages import ttir_to_linalg_text
     return ttir_to_linalg_text(str(src))

@@ -51,10 +51,6 @@ class Dim:
     symbol: str = None   # "M" for a named dimension, None for "?" or a static size
     size: int = None     # the static size, when given
 
-    @property
-    def anonymous(self) -> bool:
-        return self.symbol is None and self.size is None
-
     def __str__(self):
         return self.symbol or (str(self.size) if self.size is not None else "?")
 
@@ -116,7 +112,7 @@ class ShapeContract:
 
     def host_source(self) -> str:
         """The Python source of this contract's check function `check(args)`."""
-        lines = [f"def check(args):",
+        lines = ["def check(args):",
                  f'    """Shape checks of kernel \'{self.kernel}\', generated from its contract."""']
         first_seen: Dict[str, str] = {}
         for arg, dims in self.shapes.items():
@@ -182,9 +178,6 @@ class ShapeContract:
         return _fail_if(f"numel(args[{arg!r}]) >= {limit}",
                         f"'{arg}' has {{numel(args[{arg!r}])}} elements; offsets would not fit the "
                         f"kernel's {self.index_bits}-bit index width", self.kernel)
-
-    def index_limit_why(self) -> str:
-        return f"offsets would not fit the kernel's {self.index_bits}-bit index width"
 
     def compile(self):
         """The check function built from `host_source()`."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
-from .errors import HloUnsupportedError, where
 from .shapes import strides_of
 
 # ---------------------------------------------------------------------------
@@ -268,17 +267,6 @@ class IndexingMap:
         domain += [f"{self._render(e)} in [{lo}, {hi}]" for e, lo, hi in self.constraints]
         return f"{head} -> ({body})" + (", domain: " + ", ".join(domain) if domain else "")
 
-    def compose(self, outer: "IndexingMap") -> "IndexingMap":
-        """`outer` applied after `self`: self maps A -> B, outer maps B -> C."""
-        shift = self.num_symbols
-        dims = list(self.results)
-        syms = [Sym(shift + j) for j in range(outer.num_symbols)]
-        results = [substitute(e, dims, syms) for e in outer.results]
-        constraints = list(self.constraints) + [
-            (substitute(e, dims, syms), lo, hi) for e, lo, hi in outer.constraints]
-        return IndexingMap(list(self.dim_ranges), results,
-                           list(self.symbol_ranges) + list(outer.symbol_ranges), constraints)
-
     def evaluate(self, dims, syms=()) -> tuple[list, object]:
         """(operand index, mask of where the constraints hold) at concrete points."""
         import numpy as np
@@ -311,9 +299,6 @@ def delinearize(linear: Expr, dims) -> list[Expr]:
 # ---------------------------------------------------------------------------
 # Output-to-input maps of HLO instructions
 # ---------------------------------------------------------------------------
-
-ELEMENTWISE_LIKE = {"copy", "convert", "bitcast-convert"}
-
 
 def operand_map(instr, operand_index: int) -> IndexingMap | None:
     """The output-to-input indexing map of one operand, or None when an output element
@@ -481,13 +466,6 @@ _MAP_BUILDERS = {
     "gather": _gather,
 }
 INDEX_TRANSFORMS = frozenset(_MAP_BUILDERS)
-
-
-def require_map(instr, i) -> IndexingMap:
-    m = operand_map(instr, i)
-    if m is None:
-        raise HloUnsupportedError(f"{where(instr)}: no indexing map for operand {i}")
-    return m
 
 
 def thread_map(threads: int, blocks: int, vector: int, dims) -> IndexingMap:

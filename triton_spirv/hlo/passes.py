@@ -12,8 +12,8 @@ functions on tensors), these passes run, in order:
      `affine.delinearize_index` when both use the same shape).
   4. `unroll-vector-loops`: the loop emitter's `hlo.vector_loop` scf.for loops
      (2-4 iterations) are unrolled.
-  5. `vectorize-loads-stores`: groups of extracts at base+0..V-1 and chains of inserts
-     at base+0..V-1 become `vector.transfer_read`/`transfer_write` (vloadN/vstoreN).
+  5. `vectorize-loads-stores`: groups of extracts of a kernel buffer at base+0..V-1
+     become one `vector.transfer_read` (vloadN) and V `vector.extract`s.
   6. `pack-lane-accumulators` (lanes.py): the row reduction's lane loops carry one
      vector per accumulator instead of V scalars where the lanes compute alike.
   7. the shared Linalg -> memref pipeline (`triton_spirv.pipeline.lower_to_memref`).
@@ -165,19 +165,7 @@ _VECTOR_ELEMENTS = ("f32", "f64", "f16", "i8", "i16", "i32", "i64")
 
 def vectorize_loads_stores(module: ir.Module) -> None:
     _vectorize_extracts(module)
-    if emitter_builds_vectors():
-        _vectorize_inserts(module)
     run_upstream(module, "canonicalize,cse")
-
-
-def emitter_builds_vectors() -> bool:
-    """Canonicalization folds a full chain of vector.insert into vector.from_elements;
-    vector stores are only made when the OpenCL emitter prints that op."""
-    try:
-        from emitter_opencl import emitter
-    except ImportError:
-        return False
-    return "vector.from_elements" in getattr(emitter, "_HANDLERS", {})
 
 
 def _vectorizable(tensor_type) -> bool:
@@ -219,59 +207,6 @@ def _vectorize_extracts(module) -> None:
             op.erase()
 
 
-def _vectorize_inserts(module) -> None:
-    inserts = _walk(module.operation, {"tensor.insert"})
-    chain_heads = []
-    for op in inserts:
-        dest = op.operands[1]
-        owner = dest.owner
-        if hasattr(owner, "name") and owner.name == "tensor.insert":
-            continue
-        chain_heads.append(op)
-    for head in chain_heads:
-        chain = [head]
-        while True:
-            uses = list(chain[-1].results[0].uses)
-            if len(uses) != 1:
-                break
-            user = uses[0].owner
-            if not hasattr(user, "name") or user.name != "tensor.insert" or uses[0].operand_number != 1:
-                break
-            chain.append(user)
-        _vectorize_chain(chain)
-
-
-def _vectorize_chain(chain) -> None:
-    if not _vectorizable(chain[0].operands[1].type):
-        return
-    base, start = _base_and_offset(chain[0].operands[2])
-    if start != 0:
-        return
-    width = 0
-    for k, op in enumerate(chain):
-        b, off = _base_and_offset(op.operands[2])
-        if b != base or off != k or op.operation.block != chain[0].operation.block:
-            break
-        width = k + 1
-    width = next((w for w in VECTOR_WIDTHS if w <= width), 0)
-    if width < 2:
-        return
-    chain = chain[:width]
-    last = chain[-1]
-    element = ir.RankedTensorType(last.results[0].type).element_type
-    vtype = ir.VectorType.get([width], element)
-    with ir.InsertionPoint.after(last) if hasattr(ir.InsertionPoint, "after") else ir.InsertionPoint(last), last.location:
-        vec = arith.constant(vtype, ir.DenseElementsAttr.get_splat(vtype, _zero_attr(element)))
-        for k, op in enumerate(chain):
-            vec = vector.insert(op.operands[0], vec, [], [k])
-        write = vector.transfer_write(ir.RankedTensorType(last.results[0].type), vec,
-                                      chain[0].operands[1], [base], _minor_identity(),
-                                      in_bounds=[True])
-    last.results[0].replace_all_uses_with(write)
-    for op in reversed(chain):
-        op.erase()
-
-
 def pack_lanes(module: ir.Module) -> None:
     if pack_lane_accumulators(module):
         run_upstream(module, "canonicalize,cse")
@@ -304,15 +239,12 @@ PASSES: list[tuple[str, Callable]] = [
 ]
 
 
-def run_passes(module: ir.Module, dump: Callable[[str, str], None] | None = None,
-               vectorize: bool = True) -> ir.Module:
+def run_passes(module: ir.Module, dump: Callable[[str, str], None] | None = None) -> ir.Module:
     with module.context:
         dump_after("hlo-emitter", module)
         if dump:
             dump("emitted", _text(module))
         for name, step in PASSES:
-            if name in ("vectorized", "packed") and not vectorize:
-                continue
             step(module)
             if name != "memref":  # lower_to_memref dumps after each of its passes
                 dump_after(f"hlo-{name}", module)

@@ -65,10 +65,6 @@ ELEMENT_TYPES = {t.name: t for t in (
 OPAQUE_TYPES = ("token", "opaque")
 
 
-def is_static_dim(d) -> bool:
-    return isinstance(d, int)
-
-
 @dataclass(frozen=True)
 class Shape:
     """An array shape (`f32[2,3]{1,0}`) or a tuple of shapes.
@@ -145,10 +141,6 @@ def strides_of(dims) -> list[int]:
         strides.append(step)
         step *= d
     return strides[::-1]
-
-
-def numpy_dtype(element: ElementType) -> np.dtype:
-    return np.dtype(element.numpy)
 
 
 def round_to_bf16(value: float) -> float:

@@ -23,11 +23,3 @@ PROPAGATE_NAN: Dict[str, int] = {"none": 0, "all": 0xFFFF}
 INPUT_PRECISION: Dict[str, int] = {"tf32": 0, "tf32x3": 1, "ieee": 2, "bf16x3": 3, "bf16x6": 4}
 SCALE_DOT_ELEM_TYPE: Dict[str, int] = {
     "e4m3": 0, "e5m2": 1, "e2m3": 2, "e3m2": 3, "e2m1": 4, "bf16": 5, "fp16": 6}
-
-
-def keyword_of(enum: Dict[str, int], value: int) -> str:
-    """The keyword Triton prints for `value` (for messages and converters)."""
-    for keyword, number in enum.items():
-        if number == value:
-            return keyword
-    raise ValueError(f"{value} is not a value of this enum")

@@ -130,12 +130,6 @@ def to_index(v: ir.Value) -> Scalar:
     return arith.index_cast(index_type(), v)
 
 
-def index_to_int(v: Scalar, t: ir.Type) -> ir.Value:
-    if isinstance(v, int):
-        return arith.constant(t, v)
-    return arith.index_cast(t, v)
-
-
 def cast_int(v: ir.Value, t: ir.Type, signed: bool = True) -> ir.Value:
     """Sign- (or zero-) extends or truncates a scalar integer to type `t`."""
     src, dst = int_width(v.type), int_width(t)

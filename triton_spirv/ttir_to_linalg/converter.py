@@ -730,11 +730,6 @@ class KernelConverter:
             v = owner.operands[0]
         return []
 
-    def _buffer_of(self, v: ir.Value):
-        """The one kernel buffer a TTIR pointer value points into (None if unknown)."""
-        buffers = self._buffers_of(v)
-        return buffers[0] if len(buffers) == 1 else None
-
     def scf_while(self, op):
         inits = [self.get(v) for v in op.operands]
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
@@ -789,14 +784,6 @@ class KernelConverter:
         for old, group, t in zip(op.results, _grouped(while_op.results, result_groups),
                                  after_templates):
             self.set(old, rebuild(t, group))
-
-    def _template_from_type(self, t, i, condition, inits):
-        if not is_pointer_type(t):
-            return Value(None)
-        buffer = self._buffer_of(list(condition.operands)[1 + i])
-        if buffer is None:
-            raise self.error(condition, "cannot tell which buffer a loop pointer points into")
-        return Pointer(buffer, None) if not b.is_tensor(t) else PointerTensor(buffer, None)
 
     def tt_return(self, op):
         if self.return_sink is not None:

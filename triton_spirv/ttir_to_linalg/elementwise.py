@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Callable, Dict
 
 from mlir import ir
-from mlir.dialects import arith, linalg, math
+from mlir.dialects import arith, math
 
 from . import builders as b
 from . import opencl_calls
@@ -79,10 +79,6 @@ def convert(conv, op):
 
 def _int_type(width: int) -> ir.Type:
     return ir.IntegerType.get_signless(width)
-
-
-def _is_float(t) -> bool:
-    return isinstance(t, ir.FloatType)
 
 
 def _float_width(t) -> int:
@@ -278,10 +274,6 @@ def _fdim(x, y):
 
 def _exp10(x):
     return math.powf(arith.constant(x.type, 10.0), x)
-
-
-def _rcp(x):
-    return arith.divf(arith.constant(x.type, 1.0), x)
 
 
 def _to_i32(v):

@@ -23,7 +23,6 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from . import analysis
 from . import builders as b
 from . import choices
 from .values import AffineIndex, Box, Pointer, PointerChoice, PointerTensor, Value

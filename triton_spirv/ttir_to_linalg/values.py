@@ -18,7 +18,7 @@ Scalars in `AffineIndex`/`Box` are `Scalar`s: a Python int (known at compile tim
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Union
 
 from mlir import ir

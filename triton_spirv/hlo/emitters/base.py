@@ -203,7 +203,7 @@ class FusionBuilder:
 
     # -- kernels ---------------------------------------------------------------
 
-    def kernel(self, suffix: str, local_size: int, with_outputs=True) -> "KernelScope":
+    def kernel(self, suffix: str, local_size: int) -> "KernelScope":
         self.module = ir.Module.create(loc=self.fusion_location())
         self.functions = {}
         return KernelScope(self, suffix, local_size)
@@ -441,10 +441,6 @@ def to_storage(value: ir.Value, element) -> ir.Value:
     if element.name in ("f16", "bf16"):
         return arith.truncf(storage_type(element), value)
     return value
-
-
-def num_elements(shape) -> int:
-    return prod(shape.dims)
 
 
 def check_same_size(outputs, what: str) -> int:
