@@ -88,7 +88,6 @@ def compile_times(stages: dict) -> list:
 
 def run_times() -> list:
     import torch
-    import triton
     import ttir_kernels as tk
     from test_tutorials import load_tutorial
 
