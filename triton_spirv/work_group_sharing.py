@@ -1,0 +1,469 @@
+"""GPU-shaped kernels: the work-items of a work-group share a Triton program's tiles.
+
+On CPU targets a program is one work-item that walks every tile (PoCL runs that fastest).
+On GPU targets a program runs on `work_items` work-items (`gpu.thread_id x`, the
+work-group id stays `program_id`). The rewrite runs on the scf stage, after upstream
+`affine-parallelize` has turned every provably parallel outermost loop into
+`scf.parallel`:
+
+1. **Distribution.** Each outermost `scf.parallel` becomes a loop in which work-item
+   `lid` owns chunks of `chunk` consecutive iterations (row-major over the parallel
+   dimensions) strided by the work-group, `base = lid * chunk; base < total;
+   base += work_items * chunk`: contiguous chunks vectorize and keep neighbouring
+   work-items on neighbouring addresses.
+2. **Single-work-item sections.** Any other op that writes memory (a serial reduction
+   loop, a local-to-local copy, a scalar store, an atomic, a printf) would be run by
+   every work-item; it runs on work-item 0 (`scf.if lid == 0`). Ops that only read run
+   on every work-item alike (uniform values, no race). Async copies between global and
+   local memory stay work-group collective.
+3. **Barriers.** An analysis of which work-item touches which elements: each access is
+   owned by a distribution (the same chunk of the same loop space, indexed by the
+   induction variables in the same positions of the same view), by work-item 0, or by
+   anyone (collective copies, redundant reads, indices other than the induction
+   variables). A `gpu.barrier` goes before an op that touches a buffer (a tile, or a
+   kernel argument) that an op since the last barrier touched under another owner,
+   one of the two writing. Loops are scanned twice (what the end of one iteration left
+   pending meets the start of the next); `scf.if` branches join.
+
+Everything stays upstream scf/memref/gpu IR; the emitter prints `get_local_id(0)` and
+`barrier(...)`, and `opencl.local_size` gives `reqd_work_group_size` and the launcher's
+local size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, gpu, scf
+
+from .affine_nests import VIEW_OPS, op_of, owner
+
+# Iterations one work-item owns in a row: 4 elements is one 16-byte vector of f32.
+MAX_CHUNK = 4
+# Triton counts num_warps in warps of 32 lanes (its threads_per_warp).
+WARP_LANES = 32
+
+_WRITES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy",
+           "memref.atomic_rmw", "memref.generic_atomic_rmw", "gpu.printf")
+_READS = ("memref.load", "vector.load", "vector.transfer_read")
+
+
+def work_group_size(target, num_warps: int) -> int:
+    """Work-items per Triton program: one per work-item on CPU targets, else
+    `num_warps` warps of 32 lanes within the target's work-group limit (a multiple of
+    its preferred multiple where that is smaller)."""
+    if target.is_cpu:
+        return 1
+    size = min(max(1, num_warps) * WARP_LANES, target.max_work_group_size)
+    multiple = max(1, target.preferred_work_group_multiple)
+    return max(multiple, size - size % multiple) if size >= multiple else size
+
+
+def share_work_group(module: ir.Module, work_items: int) -> None:
+    """Distributes, guards and synchronizes every kernel of `module` for `work_items`."""
+    for func in module.body.operations:
+        if func.operation.name != "func.func" or not func.regions[0].blocks:
+            continue
+        _share_function(func, work_items)
+
+
+def _share_function(func, work_items: int) -> None:
+    entry = func.regions[0].blocks[0]
+    with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
+        lid = gpu.thread_id(gpu.Dimension.x)
+    sharing = _Sharing(lid, work_items)
+    for loop in _outermost_parallel_loops(entry):
+        sharing.distribute(loop)
+    sharing.guard_block(entry)
+    _Barriers(sharing).scan(entry, [], insert=True)
+    _balance_barriers(entry)
+    func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
+
+
+def _outermost_parallel_loops(block: ir.Block) -> list:
+    found = []
+    for op in block.operations:
+        if op.operation.name == "scf.parallel":
+            found.append(op)
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(_outermost_parallel_loops(inner))
+    return found
+
+
+def _constant_index(value: ir.Value) -> int | None:
+    defining = owner(value)
+    if defining is not None and defining.name == "arith.constant":
+        attr = defining.attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return attr.value
+    return None
+
+
+def _bound_key(value: ir.Value):
+    constant = _constant_index(value)
+    return ("constant", constant) if constant is not None else ("value", value)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One distributed loop space: equal keys give each work-item the same iterations."""
+    key: tuple        # ((lb, ub, step) per dimension, chunk), bounds as _bound_key
+    ivs: tuple        # the iteration-space coordinates (Values) inside the loop body
+
+
+class _Sharing:
+    def __init__(self, lid: ir.Value, work_items: int):
+        self.lid = lid
+        self.work_items = work_items
+        self.distributed: dict = {}     # distributed outer loop op -> Distribution
+        self.single: list = []          # scf.if ops of single-work-item sections
+
+    # ------------------------------------------------------------ distribution
+
+    def distribute(self, parallel) -> None:
+        n = len(parallel.regions[0].blocks[0].arguments)
+        lbs, ubs, steps = (list(parallel.operands)[k * n:(k + 1) * n] for k in range(3))
+        with parallel.location, ir.InsertionPoint(parallel):
+            index = ir.IndexType.get()
+            trips = [self._trip_count(lb, ub, step) for lb, ub, step in zip(lbs, ubs, steps)]
+            total_static = _product([_constant_index(t) for t in trips])
+            chunk = _chunk(total_static, self.work_items)
+            total = trips[0]
+            for trip in trips[1:]:
+                total = arith.muli(total, trip)
+            c = lambda v: arith.constant(index, v)  # noqa: E731
+            start = arith.muli(self.lid, c(chunk))
+            outer = scf.ForOp(start, total, c(self.work_items * chunk))
+        with parallel.location, ir.InsertionPoint(outer.body):
+            base = outer.induction_variable
+            if total_static is not None and total_static % chunk == 0:
+                chunk_end = c(chunk)
+            else:
+                chunk_end = arith.minsi(c(chunk), arith.subi(total, base))
+            inner = scf.ForOp(c(0), chunk_end, c(1))
+            scf.YieldOp([])
+        with parallel.location, ir.InsertionPoint(inner.body):
+            linear = arith.addi(base, inner.induction_variable)
+            coordinates = _delinearize(linear, trips)
+            ivs = [arith.addi(lb, arith.muli(coordinate, step))
+                   for lb, step, coordinate in zip(lbs, steps, coordinates)]
+            yield_op = scf.YieldOp([])
+        body = parallel.regions[0].blocks[0]
+        for old, new in zip(body.arguments, ivs):
+            old.replace_all_uses_with(new)
+        for op in list(body.operations)[:-1]:     # all but scf.reduce
+            op.move_before(yield_op)
+        key = (tuple((_bound_key(lb), _bound_key(ub), _bound_key(step))
+                     for lb, ub, step in zip(lbs, ubs, steps)), chunk)
+        self.distributed[op_of(outer)] = Distribution(key, tuple(ivs))
+        parallel.operation.erase()
+
+    @staticmethod
+    def _trip_count(lb, ub, step):
+        index = ir.IndexType.get()
+        values = [_constant_index(v) for v in (lb, ub, step)]
+        if None not in values:
+            low, high, stride = values
+            return arith.constant(index, max(0, -(-(high - low) // stride)))
+        return arith.ceildivsi(arith.subi(ub, lb), step)
+
+    # ------------------------------------------------------ single sections
+
+    def guard_block(self, block: ir.Block) -> None:
+        """Puts each run of consecutive writing ops that every work-item would otherwise
+        repeat into one `scf.if lid == 0`; recurses into ops holding shared work."""
+        run = []
+        for op in list(block.operations):
+            if self._shared(op) or not _writes_memory(op) or _is_terminator(op):
+                self._guard(run)
+                run = []
+                if self._shared(op) and op_of(op) not in self.distributed:
+                    for region in op.regions:
+                        for inner in region.blocks:
+                            self.guard_block(inner)
+                continue
+            run.append(op)
+        self._guard(run)
+
+    def _shared(self, op) -> bool:
+        """Distributed loops, collective copies, or ops holding them."""
+        if op_of(op) in self.distributed or _collective_copy(op):
+            return True
+        return any(self._shared(inner) for region in op.regions
+                   for block in region.blocks for inner in block.operations)
+
+    def _guard(self, run: list) -> None:
+        if not run:
+            return
+        for op in run:
+            for result in op.results:
+                for use in result.uses:
+                    if not any(op_of(use.owner) == op_of(r) for r in run) and \
+                            not _inside_any(use.owner, run):
+                        raise NotImplementedError(
+                            f"GPU work-group shape: {op.operation.name} at {op.location} "
+                            "writes memory and its result is used by every work-item")
+        first = run[0]
+        with first.location, ir.InsertionPoint(first):
+            index = ir.IndexType.get()
+            is_first = arith.cmpi(arith.CmpIPredicate.eq, self.lid, arith.constant(index, 0))
+            guard = scf.IfOp(is_first)
+        with first.location, ir.InsertionPoint(guard.then_block):
+            terminator = scf.YieldOp([])
+        for op in run:
+            op.move_before(terminator)
+        self.single.append(op_of(guard))
+
+
+def _product(values):
+    if None in values:
+        return None
+    result = 1
+    for v in values:
+        result *= v
+    return result
+
+
+def _chunk(total: int | None, work_items: int) -> int:
+    """Contiguous iterations per chunk: up to MAX_CHUNK while every work-item still gets
+    at least one chunk."""
+    if total is None:
+        return MAX_CHUNK
+    chunk = 1
+    while chunk < MAX_CHUNK and total >= 2 * chunk * work_items:
+        chunk *= 2
+    return chunk
+
+
+def _delinearize(linear, trips: list) -> list:
+    """Row-major coordinates of `linear` in the space of `trips`."""
+    coordinates = []
+    rest = linear
+    for k in range(len(trips) - 1, 0, -1):
+        coordinates.append(arith.remui(rest, trips[k]))
+        rest = arith.divui(rest, trips[k])
+    coordinates.append(rest)
+    return coordinates[::-1]
+
+
+def _inside_any(op, run) -> bool:
+    parent = op_of(op).parent
+    while parent is not None:
+        if any(op_of(parent) == op_of(r) for r in run):
+            return True
+        parent = parent.parent if hasattr(parent, "parent") else None
+    return False
+
+
+def _is_terminator(op) -> bool:
+    return op.operation.name in ("scf.yield", "func.return", "scf.condition", "scf.reduce")
+
+
+def _writes_memory(op) -> bool:
+    found = []
+
+    def visit(inner):
+        if inner.name in _WRITES:
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return bool(found)
+
+
+def _root(value: ir.Value) -> ir.Value:
+    while (defining := owner(value)) is not None and defining.name in VIEW_OPS:
+        value = defining.operands[0]
+    return value
+
+
+def _is_local(value: ir.Value) -> bool:
+    defining = owner(_root(value))
+    return defining is not None and defining.name in ("memref.alloc", "memref.alloca")
+
+
+def _collective_copy(op) -> bool:
+    """A global <-> local memref.copy that the emitter prints as async work-group copies
+    every work-item calls (emitter_opencl/memory.py: plain element types, unit stride
+    on the local side); other copies are loops."""
+    if op.operation.name != "memref.copy":
+        return False
+    source, target = op.operands[0], op.operands[1]
+    if _is_local(source) == _is_local(target):
+        return False
+    element = ir.MemRefType(source.type).element_type
+    if isinstance(element, (ir.F16Type, ir.BF16Type)) or str(element).startswith("f8"):
+        return False
+    local = ir.MemRefType((target if _is_local(target) else source).type)
+    if local.rank == 0:
+        return False
+    strides, _offset = local.get_strides_and_offset()
+    return strides[-1] == 1
+
+
+# ------------------------------------------------------------------- barriers
+
+ANY = ("any",)
+SINGLE = ("single",)
+COLLECTIVE = ("collective",)
+
+
+@dataclass(frozen=True)
+class Access:
+    buffer: ir.Value     # the root buffer: a tile or a kernel argument
+    writes: bool
+    owner: tuple         # ANY, SINGLE, COLLECTIVE or ("distributed", key, view, positions)
+
+
+def _conflict(a: Access, b: Access) -> bool:
+    if a.buffer != b.buffer or not (a.writes or b.writes):
+        return False
+    return a.owner == ANY or a.owner != b.owner
+
+
+class _Barriers:
+    def __init__(self, sharing: _Sharing):
+        self.sharing = sharing
+
+    def scan(self, block: ir.Block, pending: list, insert: bool) -> list:
+        """The accesses pending (since the last barrier) after `block`, given those
+        pending before it; puts barriers where an op meets a conflicting access."""
+        for op in list(block.operations):
+            accesses, nested = self._accesses(op)
+            if nested:
+                pending = self._scan_nested(op, pending, insert)
+                continue
+            if _collective_copy(op):
+                # The emitter puts a barrier before every async copy of a work-group
+                # of several work-items (emitter_opencl/memory.py).
+                pending = []
+            if any(_conflict(p, a) for p in pending for a in accesses):
+                if insert:
+                    with op.location, ir.InsertionPoint(op):
+                        gpu.barrier()
+                pending = []
+            pending = pending + accesses
+        return pending
+
+    def _scan_nested(self, op, pending: list, insert: bool) -> list:
+        name = op.operation.name
+        if name == "scf.if":
+            joined = list(pending)
+            for region in op.regions:
+                for block in region.blocks:
+                    joined += self.scan(block, list(pending), insert)
+            return joined
+        if name in ("scf.for", "scf.while"):
+            # One dry iteration: its leftovers meet the next iteration's start.
+            after_one = self._scan_regions(op, list(pending), insert=False)
+            return self._scan_regions(op, pending + after_one, insert)
+        return self._scan_regions(op, pending, insert)
+
+    def _scan_regions(self, op, pending: list, insert: bool) -> list:
+        for region in op.regions:
+            for block in region.blocks:
+                pending = self.scan(block, pending, insert)
+        return pending
+
+    def _accesses(self, op) -> tuple[list, bool]:
+        """(accesses of `op` as one unit, whether to scan inside it instead)."""
+        key = op_of(op)
+        if key in self.sharing.distributed:
+            return self._distributed_accesses(op, self.sharing.distributed[key]), False
+        if any(key == single for single in self.sharing.single):
+            return _plain_accesses(op, SINGLE), False
+        if _collective_copy(op):
+            return [Access(_root(op.operands[0]), False, COLLECTIVE),
+                    Access(_root(op.operands[1]), True, COLLECTIVE)], False
+        if op.regions and self.sharing._shared(op):
+            return [], True
+        return _plain_accesses(op, ANY), False
+
+    def _distributed_accesses(self, loop, distribution: Distribution) -> list:
+        found = []
+
+        def visit(inner):
+            access = _memory_access(inner)
+            if access is not None:
+                memref, indices, writes = access
+                positions = tuple(_position(indices, iv) for iv in distribution.ivs)
+                owned = None not in positions
+                who = ("distributed", distribution.key, memref, positions) if owned else ANY
+                found.append(Access(_root(memref), writes, who))
+            elif inner.name in _WRITES:
+                found.extend(Access(_root(v), True, ANY) for v in inner.operands
+                             if isinstance(v.type, ir.MemRefType))
+            return ir.WalkResult.ADVANCE
+        op_of(loop).walk(visit)
+        return found
+
+
+def _balance_barriers(block: ir.Block) -> None:
+    """PoCL's work-group compiler (3.1) crashes on a kernel where one branch of an `if`
+    has barriers and the other none; such a branch gets one barrier at its start (the
+    condition is uniform, every work-item reaches it)."""
+    for op in block.operations:
+        for region in op.regions:
+            for inner in region.blocks:
+                _balance_barriers(inner)
+        if op.operation.name != "scf.if" or not _has_barrier(op):
+            continue
+        if not op.regions[1].blocks:
+            with op.location:
+                op.regions[1].blocks.append()
+                with ir.InsertionPoint(op.regions[1].blocks[0]):
+                    scf.YieldOp([])
+        for region in op.regions:
+            branch = region.blocks[0]
+            if not any(_has_barrier(inner) for inner in branch.operations):
+                with op.location, ir.InsertionPoint.at_block_begin(branch):
+                    gpu.barrier()
+
+
+def _has_barrier(op) -> bool:
+    found = []
+
+    def visit(inner):
+        if inner.name == "gpu.barrier":
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return bool(found)
+
+
+def _position(indices: list, iv: ir.Value):
+    for i, index in enumerate(indices):
+        if index == iv:
+            return i
+    return None
+
+
+def _memory_access(op):
+    """(memref, indices, writes) of a load or store, else None."""
+    name = op.name
+    if name in ("memref.load", "vector.load"):
+        return op.operands[0], list(op.operands)[1:], False
+    if name in ("memref.store", "vector.store"):
+        return op.operands[1], list(op.operands)[2:], True
+    return None
+
+
+def _plain_accesses(op, who: tuple) -> list:
+    """Every memref an op (and its regions) reads or writes, owned by `who`."""
+    found = []
+
+    def visit(inner):
+        access = _memory_access(inner)
+        if access is not None:
+            found.append(Access(_root(access[0]), access[2], who))
+        elif inner.name in _WRITES or inner.name in _READS:
+            memrefs = [v for v in inner.operands if isinstance(v.type, ir.MemRefType)]
+            for i, v in enumerate(memrefs):
+                writes = inner.name in _WRITES and (inner.name != "memref.copy" or i == 1)
+                found.append(Access(_root(v), writes, who))
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return found
