@@ -86,13 +86,14 @@ def test_other_elements_need_a_barrier():
 
 
 def test_serial_work_runs_on_work_item_zero_between_barriers():
+    # (subtraction does not reassociate: the loop stays serial)
     out = rewrite("""
   %acc = memref.alloc() : memref<f32>
   memref.store %zero, %acc[] : memref<f32>
   scf.for %i = %c0 to %c256 step %c1 {
     %x = memref.load %t[%i] : memref<256xf32>
     %a = memref.load %acc[] : memref<f32>
-    %s = arith.addf %a, %x : f32
+    %s = arith.subf %a, %x : f32
     memref.store %s, %acc[] : memref<f32>
   }
   %sum = memref.load %acc[] : memref<f32>
@@ -109,6 +110,32 @@ def test_serial_work_runs_on_work_item_zero_between_barriers():
     section = out[out.index("scf.if"):]
     assert section.index("memref.store %cst, %alloc_0[]") < section.index("gpu.barrier")
     assert out.index("gpu.barrier") < out.index("scf.if")
+
+
+def test_reduction_to_a_scalar_becomes_a_work_group_tree():
+    out = rewrite("""
+  %acc = memref.alloc() : memref<f32>
+  memref.store %zero, %acc[] : memref<f32>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %x = memref.load %t[%i] : memref<256xf32>
+    %e = math.exp %x : f32
+    %a = memref.load %acc[] : memref<f32>
+    %s = arith.addf %a, %e : f32
+    memref.store %s, %acc[] : memref<f32>
+  }
+  %sum = memref.load %acc[] : memref<f32>
+  memref.store %sum, %out[%c0] : memref<?xf32>""")
+    # partials per work-item, then 7 halving steps for 128 work-items, each followed
+    # by a barrier; work-item 0 folds the result into the accumulator
+    assert "memref.alloc() : memref<128xf32>" in out
+    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c128 iter_args", out), out
+    assert out.count("math.exp") == 2              # first element, then the rest
+    assert out.count("arith.addf") == 1 + 7 + 1      # fold, steps, into acc
+    for half in (64, 32, 16, 8, 4, 2, 1):
+        assert f"arith.cmpi ult, %thread_id_x, %c{half} " in out
+    # barriers: fill -> partials (another owner reads the tile), after the partials,
+    # after each step, and before every work-item reads the result
+    assert out.count("gpu.barrier") == 1 + 1 + 7 + 1, out
 
 
 def test_loop_carried_reuse_of_a_tile_gets_a_barrier():

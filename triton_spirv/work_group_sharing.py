@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, gpu, scf
+from mlir.dialects import arith, gpu, memref, scf
 
 from .affine_nests import VIEW_OPS, op_of, owner
 
@@ -74,6 +74,8 @@ def _share_function(func, work_items: int) -> None:
     sharing = _Sharing(lid, work_items)
     for loop in _outermost_parallel_loops(entry):
         sharing.distribute(loop)
+    for loop in _serial_reductions(entry, sharing.distributed):
+        sharing.reduce_as_tree(loop)
     sharing.guard_block(entry)
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
@@ -119,6 +121,9 @@ class _Sharing:
         self.work_items = work_items
         self.distributed: dict = {}     # distributed outer loop op -> Distribution
         self.single: list = []          # scf.if ops of single-work-item sections
+        # ops of work-group tree reductions: their accesses as the barrier analysis sees
+        # them (they hold their own barriers)
+        self.partitioned: dict = {}
 
     # ------------------------------------------------------------ distribution
 
@@ -160,6 +165,84 @@ class _Sharing:
         self.distributed[op_of(outer)] = Distribution(key, tuple(ivs))
         parallel.operation.erase()
 
+    # ------------------------------------------------------ tree reductions
+
+    def reduce_as_tree(self, match: "SerialReduction") -> None:
+        """`for i: acc = acc <op> f(view[i])` becomes: each work-item folds f over its
+        elements (i = lb + lid, lb + lid + W, ...) in a register and writes the partial
+        to `__local partials[lid]`; log2(W) halving steps combine them (a barrier after
+        each); work-item 0 folds partials[0] into acc."""
+        loop, w = match.loop, self.work_items
+        index = ir.IndexType.get()
+        element_type = match.combiner.results[0].type
+        with loop.location, ir.InsertionPoint(loop):
+            c = lambda v: arith.constant(index, v)  # noqa: E731
+            lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
+            count = self._trip_count(lb, ub, step)
+            valid = arith.minsi(count, c(w))
+            partials = memref.alloc(ir.MemRefType.get([w], element_type), [], [])
+            has_element = arith.cmpi(arith.CmpIPredicate.ult, self.lid, count)
+            fold = scf.IfOp(has_element)
+        with loop.location, ir.InsertionPoint(fold.then_block):
+            first_iv = arith.addi(lb, arith.muli(self.lid, step))
+            first = self._clone_element(match, first_iv)
+            stride = arith.muli(step, c(w))
+            rest = scf.ForOp(arith.addi(first_iv, stride), ub, stride, [first])
+            with ir.InsertionPoint(rest.body):
+                value = self._clone_element(match, rest.induction_variable)
+                combined = self._clone_combiner(match, rest.inner_iter_args[0], value)
+                scf.YieldOp([combined])
+            memref.store(rest.results[0], partials, [self.lid])
+            scf.YieldOp([])
+        self.partitioned[op_of(fold)] = [Access(_root(match.view), False, ANY)]
+        with loop.location, ir.InsertionPoint(loop):
+            gpu.barrier()
+            half = 1
+            while half < w:
+                half *= 2
+            half //= 2
+            while half >= 1:
+                partner = arith.addi(self.lid, c(half))
+                active = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, self.lid, c(half)),
+                                    arith.cmpi(arith.CmpIPredicate.ult, partner, valid))
+                step_if = scf.IfOp(active)
+                with ir.InsertionPoint(step_if.then_block):
+                    mine = memref.load(partials, [self.lid])
+                    theirs = memref.load(partials, [partner])
+                    memref.store(self._clone_combiner(match, mine, theirs), partials, [self.lid])
+                    scf.YieldOp([])
+                self.partitioned[op_of(step_if)] = []
+                gpu.barrier()
+                half //= 2
+            is_first = arith.cmpi(arith.CmpIPredicate.eq, self.lid, c(0))
+            final = scf.IfOp(is_first)
+            with ir.InsertionPoint(final.then_block):
+                total = memref.load(partials, [c(0)])
+                old = memref.load(match.accumulator, [])
+                memref.store(self._clone_combiner(match, old, total), match.accumulator, [])
+                scf.YieldOp([])
+        # Only when the loop runs at all: an empty range leaves acc as it is.
+        self.single.append(op_of(final))
+        self.partitioned[op_of(final)] = _plain_accesses(final, SINGLE)
+        loop.operation.erase()
+
+    @staticmethod
+    def _clone_element(match: "SerialReduction", iv) -> ir.Value:
+        """The loop body's value for element `iv`, cloned at the insertion point."""
+        mapping = {match.iv: iv}
+        for op in match.element_ops:
+            clone = op.operation.clone()
+            _remap(clone, mapping)
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+        return mapping.get(match.element, match.element)
+
+    @staticmethod
+    def _clone_combiner(match: "SerialReduction", left, right) -> ir.Value:
+        clone = match.combiner.operation.clone()
+        clone.operands[0], clone.operands[1] = left, right
+        return clone.results[0]
+
     @staticmethod
     def _trip_count(lb, ub, step):
         index = ir.IndexType.get()
@@ -179,7 +262,8 @@ class _Sharing:
             if self._shared(op) or not _writes_memory(op) or _is_terminator(op):
                 self._guard(run)
                 run = []
-                if self._shared(op) and op_of(op) not in self.distributed:
+                if self._shared(op) and op_of(op) not in self.distributed and \
+                        op_of(op) not in self.partitioned:
                     for region in op.regions:
                         for inner in region.blocks:
                             self.guard_block(inner)
@@ -189,7 +273,7 @@ class _Sharing:
 
     def _shared(self, op) -> bool:
         """Distributed loops, collective copies, or ops holding them."""
-        if op_of(op) in self.distributed or _collective_copy(op):
+        if op_of(op) in self.distributed or op_of(op) in self.partitioned or _collective_copy(op):
             return True
         return any(self._shared(inner) for region in op.regions
                    for block in region.blocks for inner in block.operations)
@@ -215,6 +299,87 @@ class _Sharing:
         for op in run:
             op.move_before(terminator)
         self.single.append(op_of(guard))
+
+
+# Associative and commutative: a tree may combine in any order.
+COMBINERS = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf",
+             "arith.minnumf", "arith.addi", "arith.muli", "arith.andi", "arith.ori",
+             "arith.xori", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui")
+
+
+@dataclass
+class SerialReduction:
+    """`scf.for %iv { <element_ops giving element>; a = load acc[]; store combiner(a,
+    element), acc[] }` reading `view` at [%iv]."""
+    loop: object
+    iv: ir.Value
+    accumulator: ir.Value
+    view: ir.Value
+    element_ops: list
+    element: ir.Value
+    combiner: object
+
+
+def _serial_reductions(block: ir.Block, distributed: dict) -> list:
+    """Reduction loops run by the whole work-group (not inside a distributed loop)."""
+    found = []
+    for op in block.operations:
+        if op_of(op) in distributed:
+            continue
+        if op.operation.name == "scf.for":
+            match = _match_reduction(op)
+            if match is not None:
+                found.append(match)
+                continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(_serial_reductions(inner, distributed))
+    return found
+
+
+def _match_reduction(loop) -> SerialReduction | None:
+    if len(loop.results) or _constant_index(loop.operands[2]) != 1:
+        return None
+    body = loop.regions[0].blocks[0]
+    iv = body.arguments[0]
+    ops = list(body.operations)[:-1]
+    if len(ops) < 4 or ops[-1].operation.name != "memref.store":
+        return None
+    store, combiner, acc_load = ops[-1], ops[-2], None
+    accumulator = store.operands[1]
+    if combiner.operation.name not in COMBINERS or store.operands[0] != combiner.results[0] \
+            or ir.MemRefType(accumulator.type).rank != 0 or not _is_local(accumulator):
+        return None
+    for operand in combiner.operands:
+        defining = owner(operand)
+        if defining is not None and defining.name == "memref.load" and \
+                defining.operands[0] == accumulator:
+            acc_load = defining
+    if acc_load is None or len(list(acc_load.results[0].uses)) != 1:
+        return None
+    element = [v for v in combiner.operands if v != acc_load.results[0]]
+    element_ops = [op for op in ops[:-2] if op_of(op) != op_of(acc_load)]
+    if len(element) != 1 or not element_ops:
+        return None
+    views = []
+    for op in element_ops:
+        name = op.operation.name
+        if name == "memref.load":
+            if list(op.operands)[1:] != [iv] or _root(op.operands[0]) == _root(accumulator):
+                return None
+            views.append(op.operands[0])
+        elif name in _WRITES or name in _READS or op.regions or \
+                not name.startswith(("arith.", "math.")):
+            return None
+    if len(views) != 1:
+        return None
+    return SerialReduction(loop, iv, accumulator, views[0], element_ops, element[0], combiner)
+
+
+def _remap(op, mapping: dict) -> None:
+    for i, operand in enumerate(op.operands):
+        if operand in mapping:
+            op.operands[i] = mapping[operand]
 
 
 def _product(values):
@@ -331,6 +496,9 @@ class _Barriers:
         """The accesses pending (since the last barrier) after `block`, given those
         pending before it; puts barriers where an op meets a conflicting access."""
         for op in list(block.operations):
+            if op.operation.name == "gpu.barrier":
+                pending = []
+                continue
             accesses, nested = self._accesses(op)
             if nested:
                 pending = self._scan_nested(op, pending, insert)
@@ -370,6 +538,8 @@ class _Barriers:
     def _accesses(self, op) -> tuple[list, bool]:
         """(accesses of `op` as one unit, whether to scan inside it instead)."""
         key = op_of(op)
+        if key in self.sharing.partitioned:
+            return self.sharing.partitioned[key], False
         if key in self.sharing.distributed:
             return self._distributed_accesses(op, self.sharing.distributed[key]), False
         if any(key == single for single in self.sharing.single):
