@@ -43,9 +43,10 @@ AFFINE_TO_MEMREF = (
     "canonicalize",
     "cse",
 )
-# GPU targets (several work-items per program): outermost provably parallel loops become
-# scf.parallel, which work_group_sharing.py distributes over the work-items.
-PARALLELIZE = ("func.func(affine-parallelize{max-nested=1})", "lower-affine")
+# GPU targets (several work-items per program): provably parallel loops become
+# scf.parallel, perfectly nested ones merge into one (canonicalize), and
+# work_group_sharing.py distributes the outermost over the work-items.
+PARALLELIZE = ("func.func(affine-parallelize)", "lower-affine", "canonicalize")
 
 
 class PipelineError(Exception):

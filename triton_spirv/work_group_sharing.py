@@ -160,6 +160,8 @@ class _Sharing:
             old.replace_all_uses_with(new)
         for op in list(body.operations)[:-1]:     # all but scf.reduce
             op.move_before(yield_op)
+        for nested in _outermost_parallel_loops(inner.body):
+            _serialize(nested)
         key = (tuple((_bound_key(lb), _bound_key(ub), _bound_key(step))
                      for lb, ub, step in zip(lbs, ubs, steps)), chunk)
         self.distributed[op_of(outer)] = Distribution(key, tuple(ivs))
@@ -380,6 +382,29 @@ def _remap(op, mapping: dict) -> None:
     for i, operand in enumerate(op.operands):
         if operand in mapping:
             op.operands[i] = mapping[operand]
+
+
+def _serialize(parallel) -> None:
+    """A parallel loop inside a distributed one: plain loops, run by its owner."""
+    n = len(parallel.regions[0].blocks[0].arguments)
+    lbs, ubs, steps = (list(parallel.operands)[k * n:(k + 1) * n] for k in range(3))
+    ivs, point = [], ir.InsertionPoint(parallel)
+    with parallel.location:
+        for lb, ub, step in zip(lbs, ubs, steps):
+            with point:
+                loop = scf.ForOp(lb, ub, step)
+            with ir.InsertionPoint(loop.body):
+                terminator = scf.YieldOp([])
+            point = ir.InsertionPoint(terminator)
+            ivs.append(loop.induction_variable)
+    body = parallel.regions[0].blocks[0]
+    for old, new in zip(body.arguments, ivs):
+        old.replace_all_uses_with(new)
+    for op in list(body.operations)[:-1]:
+        op.move_before(terminator)
+    for nested in _outermost_parallel_loops(loop.body):
+        _serialize(nested)
+    parallel.operation.erase()
 
 
 def _product(values):
