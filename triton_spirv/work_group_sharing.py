@@ -283,23 +283,33 @@ class _Sharing:
     def _guard(self, run: list) -> None:
         if not run:
             return
-        for op in run:
-            for result in op.results:
-                for use in result.uses:
-                    if not any(op_of(use.owner) == op_of(r) for r in run) and \
-                            not _inside_any(use.owner, run):
-                        raise NotImplementedError(
-                            f"GPU work-group shape: {op.operation.name} at {op.location} "
-                            "writes memory and its result is used by every work-item")
         first = run[0]
+        escaping = [(result, uses) for op in run for result in op.results
+                    if (uses := [(use.owner, use.operand_number) for use in result.uses
+                                 if not _inside_any(use.owner, run)])]
         with first.location, ir.InsertionPoint(first):
             index = ir.IndexType.get()
+            # Results every work-item uses go through __local memory.
+            buffers = [memref.alloc(ir.MemRefType.get([], result.type), [], [])
+                       for result, _uses in escaping]
             is_first = arith.cmpi(arith.CmpIPredicate.eq, self.lid, arith.constant(index, 0))
             guard = scf.IfOp(is_first)
         with first.location, ir.InsertionPoint(guard.then_block):
             terminator = scf.YieldOp([])
         for op in run:
             op.move_before(terminator)
+        with first.location, ir.InsertionPoint(terminator):
+            for (result, _uses), buffer in zip(escaping, buffers):
+                memref.store(result, buffer, [])
+        loads = []
+        with first.location, ir.InsertionPoint(guard):
+            for (_result, uses), buffer in zip(escaping, buffers):
+                shared = memref.load(buffer, [])
+                loads.append(shared)
+                for owner_op, number in uses:
+                    owner_op.operands[number] = shared
+        if loads:   # the loads were put before the section; it goes first
+            op_of(guard).move_before(loads[0].owner)
         self.single.append(op_of(guard))
 
 
@@ -439,7 +449,8 @@ def _delinearize(linear, trips: list) -> list:
 
 
 def _inside_any(op, run) -> bool:
-    parent = op_of(op).parent
+    """`op` is one of `run` or nested in one."""
+    parent = op_of(op)
     while parent is not None:
         if any(op_of(parent) == op_of(r) for r in run):
             return True
