@@ -57,7 +57,7 @@ def rewrite(body: str, work_items: int = 128) -> str:
         return str(module)
 
 
-def test_distributed_loops_of_one_space_need_no_barrier():
+def test_tiles_only_their_owners_touch_become_private_without_barriers():
     out = rewrite("""
   scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
     %x = memref.load %t[%i] : memref<256xf32>
@@ -66,6 +66,8 @@ def test_distributed_loops_of_one_space_need_no_barrier():
   }""")
     assert "scf.parallel" not in out and "gpu.thread_id  x" in out
     assert out.count("gpu.barrier") == 0
+    # each work-item keeps its own 2 elements of the 256-element tile
+    assert "memref.alloca() : memref<2xf32>" in out and "memref<256xf32>" not in out
     # chunks of 2 (256 iterations over 128 work-items), strided by the work-group
     assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", out), out
     assert "opencl.local_size = array<i64: 128, 1, 1>" in out
@@ -157,6 +159,33 @@ def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
   }""")
     loop = out[out.index("scf.for %arg1"):]
     assert loop.count("gpu.barrier") == 2, out
+
+
+def test_gather_nests_are_shared_by_owner():
+    # loads through indices read from a tile: upstream affine analysis gives up, but
+    # every iteration writes only its own element
+    out = rewrite("""
+  %g = memref.alloc() : memref<16x16xf32>
+  %c16 = arith.constant 16 : index
+  scf.for %i = %c0 to %c16 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %x = memref.load %t[%j] : memref<256xf32>
+      %k = arith.fptosi %x : f32 to i32
+      %kk = arith.index_cast %k : i32 to index
+      %v = memref.load %out[%kk] : memref<?xf32>
+      memref.store %v, %g[%i, %j] : memref<16x16xf32>
+    }
+  }
+  scf.for %i = %c0 to %c16 step %c1 {
+    %v = memref.load %g[%i, %c0] : memref<16x16xf32>
+    memref.store %v, %out[%i] : memref<?xf32>
+  }""")
+    gather, serial = out.split("scf.if", 1)
+    # the gather nest: distributed (chunks of 2 of the 256 iterations), not serial
+    assert "memref.store %8, %alloc_0[%4, %3]" in gather, out
+    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", gather.split("%alloc_0 =")[1])
+    # the second loop reads other work-items' elements: work-item 0, after a barrier
+    assert gather.rstrip().endswith("gpu.barrier") and "memref.load %alloc_0[%arg1, %c0]" in serial
 
 
 def test_work_group_size_follows_the_target():

@@ -74,8 +74,11 @@ def _share_function(func, work_items: int) -> None:
     sharing = _Sharing(lid, work_items)
     for loop in _outermost_parallel_loops(entry):
         sharing.distribute(loop)
+    for nest in _owner_parallel_nests(entry, sharing.distributed):
+        sharing.distribute_nest(nest)
     for loop in _serial_reductions(entry, sharing.distributed):
         sharing.reduce_as_tree(loop)
+    sharing.privatize(entry)
     sharing.guard_block(entry)
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
@@ -113,6 +116,7 @@ class Distribution:
     """One distributed loop space: equal keys give each work-item the same iterations."""
     key: tuple        # ((lb, ub, step) per dimension, chunk), bounds as _bound_key
     ivs: tuple        # the iteration-space coordinates (Values) inside the loop body
+    owned: ir.Value   # which of the work-item's own iterations this is: 0, 1, 2, ...
 
 
 class _Sharing:
@@ -124,12 +128,25 @@ class _Sharing:
         # ops of work-group tree reductions: their accesses as the barrier analysis sees
         # them (they hold their own barriers)
         self.partitioned: dict = {}
+        self.iterations: dict = {}      # distributed loop -> (static trip count, chunk)
 
     # ------------------------------------------------------------ distribution
 
     def distribute(self, parallel) -> None:
         n = len(parallel.regions[0].blocks[0].arguments)
         lbs, ubs, steps = (list(parallel.operands)[k * n:(k + 1) * n] for k in range(3))
+        body = parallel.regions[0].blocks[0]
+        self._distribute(parallel, lbs, ubs, steps, list(body.arguments),
+                         list(body.operations)[:-1])      # all but scf.reduce
+
+    def distribute_nest(self, nest: list) -> None:
+        """A perfect nest of scf.for loops that _owner_parallel proved parallel."""
+        body = nest[-1].regions[0].blocks[0]
+        self._distribute(nest[0], [l.operands[0] for l in nest], [l.operands[1] for l in nest],
+                         [l.operands[2] for l in nest], [_iv(l) for l in nest],
+                         list(body.operations)[:-1])
+
+    def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops) -> None:
         with parallel.location, ir.InsertionPoint(parallel):
             index = ir.IndexType.get()
             trips = [self._trip_count(lb, ub, step) for lb, ub, step in zip(lbs, ubs, steps)]
@@ -154,18 +171,73 @@ class _Sharing:
             coordinates = _delinearize(linear, trips)
             ivs = [arith.addi(lb, arith.muli(coordinate, step))
                    for lb, step, coordinate in zip(lbs, steps, coordinates)]
+            # base - start is a multiple of work_items * chunk
+            owned = arith.addi(arith.divui(arith.subi(base, start), c(self.work_items)),
+                               inner.induction_variable)
             yield_op = scf.YieldOp([])
-        body = parallel.regions[0].blocks[0]
-        for old, new in zip(body.arguments, ivs):
+        for old, new in zip(old_ivs, ivs):
             old.replace_all_uses_with(new)
-        for op in list(body.operations)[:-1]:     # all but scf.reduce
+        for op in body_ops:
             op.move_before(yield_op)
         for nested in _outermost_parallel_loops(inner.body):
             _serialize(nested)
         key = (tuple((_bound_key(lb), _bound_key(ub), _bound_key(step))
                      for lb, ub, step in zip(lbs, ubs, steps)), chunk)
-        self.distributed[op_of(outer)] = Distribution(key, tuple(ivs))
+        self.distributed[op_of(outer)] = Distribution(key, tuple(ivs), owned)
+        self.iterations[op_of(outer)] = (total_static, chunk)
         parallel.operation.erase()
+
+    # ------------------------------------------------------ private tiles
+
+    def privatize(self, block: ir.Block) -> None:
+        """A tile whose every element is read and written only by the work-item that
+        owns it in one distribution (element loads and stores at the induction
+        variables) becomes a private array of that work-item's elements."""
+        for op in list(block.operations):
+            if op.operation.name == "memref.alloc":
+                self._privatize(op)
+
+    def _privatize(self, alloc) -> None:
+        tile = alloc.results[0]
+        tile_type = ir.MemRefType(tile.type)
+        if not tile_type.has_static_shape or tile_type.rank == 0:
+            return
+        accesses = []
+        for use in tile.uses:
+            user = use.owner
+            access = _memory_access(user)
+            loop = self._distributed_loop_of(user)
+            if access is None or access[0] != tile or loop is None:
+                return
+            distribution = self.distributed[loop]
+            if tuple(access[1]) != distribution.ivs:
+                return
+            accesses.append((user, distribution, loop))
+        if not accesses:
+            return
+        keys = {repr(d.key) for _, d, _ in accesses}
+        total, chunk = self.iterations[accesses[0][2]]
+        spans = accesses[0][1].key[0]
+        full = all(lb == ("constant", 0) and step == ("constant", 1) and ub == ("constant", n)
+                   for (lb, ub, step), n in zip(spans, tile_type.shape))
+        if len(keys) != 1 or not full or total is None:
+            return
+        per_item = -(-total // (self.work_items * chunk)) * chunk
+        with alloc.location, ir.InsertionPoint(alloc):
+            private = memref.alloca(ir.MemRefType.get([per_item], tile_type.element_type), [], [])
+        for user, distribution, _loop in accesses:
+            first = 1 if user.name == "memref.load" else 2
+            user.operands[first - 1] = private
+            _replace_indices(user, first, distribution.owned)
+        alloc.operation.erase()
+
+    def _distributed_loop_of(self, op):
+        parent = op_of(op).parent
+        while parent is not None:
+            if op_of(parent) in self.distributed:
+                return op_of(parent)
+            parent = parent.parent if hasattr(parent, "parent") else None
+        return None
 
     # ------------------------------------------------------ tree reductions
 
@@ -388,10 +460,91 @@ def _match_reduction(loop) -> SerialReduction | None:
     return SerialReduction(loop, iv, accumulator, views[0], element_ops, element[0], combiner)
 
 
+def _replace_indices(op, first: int, index: ir.Value) -> None:
+    """A load or store through one index from operand `first` on (a new op: the
+    number of operands changes)."""
+    operands = list(op.operands)
+    with op.location, ir.InsertionPoint(op):
+        if op.name == "memref.load":
+            new = memref.load(operands[0], [index])
+            op.results[0].replace_all_uses_with(new)
+        else:
+            memref.store(operands[0], operands[1], [index])
+    op.erase()
+
+
 def _remap(op, mapping: dict) -> None:
     for i, operand in enumerate(op.operands):
         if operand in mapping:
             op.operands[i] = mapping[operand]
+
+
+def _iv(loop) -> ir.Value:
+    return loop.regions[0].blocks[0].arguments[0]
+
+
+def _owner_parallel_nests(block: ir.Block, distributed: dict) -> list:
+    """Perfect scf.for nests that upstream affine-parallelize could not analyze (loads
+    through pointer tiles: gathers) but whose iterations are independent: every store
+    writes a tile at exactly the nest's induction variables, and the nest reads what it
+    writes only there."""
+    found = []
+    for op in block.operations:
+        if op_of(op) in distributed:
+            continue
+        if op.operation.name == "scf.for":
+            nest = _perfect_nest(op)
+            if nest is not None and _owner_parallel(nest):
+                found.append(nest)
+                continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(_owner_parallel_nests(inner, distributed))
+    return found
+
+
+def _perfect_nest(loop) -> list | None:
+    nest = [loop]
+    while True:
+        current = nest[-1]
+        if len(current.results) or len(current.regions[0].blocks[0].arguments) != 1:
+            return None
+        ops = list(current.regions[0].blocks[0].operations)[:-1]
+        if len(ops) == 1 and ops[0].operation.name == "scf.for":
+            nest.append(ops[0])
+            continue
+        return nest
+
+
+def _owner_parallel(nest: list) -> bool:
+    ivs = [_iv(loop) for loop in nest]
+    stores, loads, bad = [], [], []
+
+    def visit(inner):
+        name = inner.name
+        if name == "memref.store":
+            stores.append(inner)
+        elif name == "memref.load":
+            loads.append(inner)
+        elif name in _WRITES or name in _READS or name.startswith(("gpu.", "func.")) \
+                or name in ("scf.while", "memref.alloc", "memref.alloca"):
+            bad.append(inner)
+        return ir.WalkResult.ADVANCE
+    op_of(nest[0]).walk(visit)
+    if bad or not stores:
+        return False
+    written = set()
+    for store in stores:
+        target = store.operands[1]
+        if not _is_local(target) or _root(target) != target or list(store.operands)[2:] != ivs:
+            return False
+        written.add(target)
+    for load in loads:
+        source = load.operands[0]
+        if any(_root(source) == w for w in written) and \
+                (source not in written or list(load.operands)[1:] != ivs):
+            return False
+    return True
 
 
 def _serialize(parallel) -> None:
@@ -485,6 +638,11 @@ def _is_local(value: ir.Value) -> bool:
     return defining is not None and defining.name in ("memref.alloc", "memref.alloca")
 
 
+def _is_private(buffer: ir.Value) -> bool:
+    defining = owner(buffer)
+    return defining is not None and defining.name == "memref.alloca"
+
+
 def _collective_copy(op) -> bool:
     """A global <-> local memref.copy that the emitter prints as async work-group copies
     every work-item calls (emitter_opencl/memory.py: plain element types, unit stride
@@ -519,7 +677,7 @@ class Access:
 
 
 def _conflict(a: Access, b: Access) -> bool:
-    if a.buffer != b.buffer or not (a.writes or b.writes):
+    if a.buffer != b.buffer or not (a.writes or b.writes) or _is_private(a.buffer):
         return False
     return a.owner == ANY or a.owner != b.owner
 
