@@ -188,6 +188,25 @@ def test_gather_nests_are_shared_by_owner():
     assert gather.rstrip().endswith("gpu.barrier") and "memref.load %alloc_0[%arg1, %c0]" in serial
 
 
+def test_loop_carried_tiles_stay_private_through_their_copies():
+    # a pointer tile advanced every iteration: next = tile + 1; tile = next (a copy)
+    out = rewrite("""
+  %next = memref.alloc() : memref<256xf32>
+  %one = arith.constant 1.0 : f32
+  scf.for %r = %c0 to %c256 step %c1 {
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %x = memref.load %t[%i] : memref<256xf32>
+      %y = arith.addf %x, %one : f32
+      memref.store %y, %next[%i] : memref<256xf32>
+      scf.reduce
+    }
+    memref.copy %next, %t : memref<256xf32> to memref<256xf32>
+  }""")
+    assert out.count("memref.alloca() : memref<2xf32>") == 2 and "memref<256xf32>" not in out
+    assert re.search(r"memref.copy %alloca\w*, %alloca\w* : memref<2xf32> to memref<2xf32>", out)
+    assert "gpu.barrier" not in out and "scf.if" not in out
+
+
 def test_work_group_size_follows_the_target():
     gpu = NAMED_TARGETS["gpu-64k"]
     assert work_group_size(gpu, 4) == 128

@@ -192,36 +192,74 @@ class _Sharing:
     def privatize(self, block: ir.Block) -> None:
         """A tile whose every element is read and written only by the work-item that
         owns it in one distribution (element loads and stores at the induction
-        variables) becomes a private array of that work-item's elements."""
-        for op in list(block.operations):
+        variables, or whole-tile copies to and from other such tiles: loop-carried
+        pointer tiles) becomes a private array of that work-item's elements."""
+        plans = {}
+        for op in block.operations:
             if op.operation.name == "memref.alloc":
-                self._privatize(op)
+                plan = self._private_plan(op)
+                if plan is not None:
+                    plans[op.results[0]] = plan
+        changed = True
+        while changed:     # a copy keeps both of its tiles private, or neither
+            changed = False
+            for tile, (_alloc, _accesses, copies, key) in list(plans.items()):
+                partners = [c.operands[1] if c.operands[0] == tile else c.operands[0]
+                            for c in copies]
+                if any(p not in plans or plans[p][3] != key for p in partners):
+                    del plans[tile]
+                    changed = True
+        privates = {}
+        for tile, (alloc, accesses, _copies, _key) in plans.items():
+            privates[tile] = self._make_private(alloc, accesses)
+        unique = {}
+        for _alloc, _accesses, copies, _key in plans.values():
+            for copy in copies:
+                unique.setdefault(op_of(copy), copy)
+        for copy in unique.values():
+            with copy.location, ir.InsertionPoint(copy):
+                memref.copy(privates[copy.operands[0]], privates[copy.operands[1]])
+            copy.operation.erase()
+        for alloc, *_rest in plans.values():
+            alloc.operation.erase()
 
-    def _privatize(self, alloc) -> None:
+    def _private_plan(self, alloc):
+        """(alloc, element accesses, copies, distribution key and size) when the tile
+        may be private, else None."""
         tile = alloc.results[0]
         tile_type = ir.MemRefType(tile.type)
         if not tile_type.has_static_shape or tile_type.rank == 0:
-            return
-        accesses = []
+            return None
+        accesses, copies = [], []
         for use in tile.uses:
             user = use.owner
+            if user.name == "memref.copy" and self._distributed_loop_of(user) is None and \
+                    all(owner(v) is not None and owner(v).name == "memref.alloc" and
+                        v.type == tile.type for v in user.operands):
+                copies.append(user)
+                continue
             access = _memory_access(user)
             loop = self._distributed_loop_of(user)
             if access is None or access[0] != tile or loop is None:
-                return
+                return None
             distribution = self.distributed[loop]
             if tuple(access[1]) != distribution.ivs:
-                return
+                return None
             accesses.append((user, distribution, loop))
         if not accesses:
-            return
-        keys = {repr(d.key) for _, d, _ in accesses}
+            return None
+        key = accesses[0][1].key
         total, chunk = self.iterations[accesses[0][2]]
-        spans = accesses[0][1].key[0]
         full = all(lb == ("constant", 0) and step == ("constant", 1) and ub == ("constant", n)
-                   for (lb, ub, step), n in zip(spans, tile_type.shape))
-        if len(keys) != 1 or not full or total is None:
-            return
+                   for (lb, ub, step), n in zip(key[0], tile_type.shape))
+        if any(d.key != key for _, d, _ in accesses) or not full or total is None:
+            return None
+        return alloc, accesses, copies, (key, total, chunk)
+
+    def _make_private(self, alloc, accesses) -> ir.Value:
+        tile_type = ir.MemRefType(alloc.results[0].type)
+        _user, _distribution, loop = accesses[0]
+        total, chunk = self.iterations[loop]
         per_item = -(-total // (self.work_items * chunk)) * chunk
         with alloc.location, ir.InsertionPoint(alloc):
             private = memref.alloca(ir.MemRefType.get([per_item], tile_type.element_type), [], [])
@@ -229,7 +267,7 @@ class _Sharing:
             first = 1 if user.name == "memref.load" else 2
             user.operands[first - 1] = private
             _replace_indices(user, first, distribution.owned)
-        alloc.operation.erase()
+        return private
 
     def _distributed_loop_of(self, op):
         parent = op_of(op).parent
@@ -616,9 +654,13 @@ def _is_terminator(op) -> bool:
 
 
 def _writes_memory(op) -> bool:
+    """Writes memory that other work-items see (not private arrays)."""
     found = []
 
     def visit(inner):
+        if inner.name in ("memref.copy", "memref.store") and \
+                _is_private(_root(inner.operands[1])):
+            return ir.WalkResult.ADVANCE
         if inner.name in _WRITES:
             found.append(inner)
             return ir.WalkResult.INTERRUPT
