@@ -274,7 +274,7 @@ class KernelEmitter:
         # knows it specializes the work-group function (PoCL builds barrier-free code
         # for one work-item instead of generic work-item loops).
         attribute = "__attribute__((reqd_work_group_size({}, {}, {})))\n".format(*local_size)
-        declarations = [f"  __local {ctype} {buf.name}[{extent}];"
+        declarations = [f"  {'__local ' if buf.space == 'local' else ''}{ctype} {buf.name}[{extent}];"
                         for buf, ctype, extent in self.local_arrays]
         kernel = (f"{attribute}__kernel void {name}({', '.join(params)}) {{\n"
                   + "".join(d + "\n" for d in declarations)
@@ -349,11 +349,16 @@ class KernelEmitter:
                     if wanted and sanitize(wanted) else self.names.numbered("tile"))
             shape = list(mt.shape)
             count = product(shape) if shape else 1
-            buffer = Buffer(name, "local", kind, count)
+            # memref.alloca: a private array of each work-item (GPU-shaped kernels,
+            # triton_spirv/work_group_sharing.py); not in __local memory.
+            private = op.operation.name == "memref.alloca"
+            buffer = Buffer(name, "private" if private else "local", kind, count)
             ctype = ct.LOCAL_ELEM_CTYPE[kind]
             extent = " * ".join(str(s) for s in shape) if len(shape) > 1 else str(count)
             self.local_arrays.append((buffer, ctype, extent))
             self.views[op.results[0]] = View.contiguous(buffer, shape)
+            if private:
+                continue
             size = count * ct.CTYPE_BYTES[ctype]
             self.local_tiles.append(LocalTile(name, ctype, tuple(shape), size, _origin(op)))
             total += size

@@ -91,7 +91,7 @@ def product(items: Sequence[Expr]) -> Expr:
 class Buffer:
     """A root buffer: a kernel argument or a work-group (`__local`) array."""
     name: str
-    space: str          # "global" or "local"
+    space: str          # "global", "local" or "private"
     kind: str           # element kind ("f32", "f16", "i1", ...)
     num_elements: int = 0  # local arrays only
 

@@ -344,7 +344,9 @@ def make_linalg(src, metadata, options) -> str:
 
 def make_memref(src: str, metadata, options) -> str:
     from .stages import linalg_to_memref_text
-    return linalg_to_memref_text(src)
+    from .work_group_sharing import work_group_size
+    target = current_target(options.opencl_target)
+    return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps))
 
 
 def make_cl(src: str, metadata, options) -> str:

@@ -14,6 +14,7 @@ from mlir import ir, passmanager
 from .ir_dump import dump_after, dump_requested
 from .register_blocking import block_contractions
 from .stream_forwarding import forward_streams
+from .work_group_sharing import share_work_group
 
 # Order matters:
 # - fuse elementwise producers into consumers while still on tensors, so one loop nest
@@ -42,6 +43,10 @@ AFFINE_TO_MEMREF = (
     "canonicalize",
     "cse",
 )
+# GPU targets (several work-items per program): provably parallel loops become
+# scf.parallel, perfectly nested ones merge into one (canonicalize), and
+# work_group_sharing.py distributes the outermost over the work-items.
+PARALLELIZE = ("func.func(affine-parallelize)", "lower-affine", "canonicalize")
 
 
 class PipelineError(Exception):
@@ -55,14 +60,26 @@ def pipeline_text(passes: tuple[str, ...] = LINALG_TO_MEMREF) -> str:
     return "builtin.module(" + ",".join(passes) + ")"
 
 
-def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES) -> ir.Module:
-    """Lowers `module` in place from Linalg on tensors to the memref stage."""
+def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
+                    work_items: int = 1) -> ir.Module:
+    """Lowers `module` in place from Linalg on tensors to the memref stage; with
+    `work_items` > 1 (GPU targets) the work-items of a work-group share each program."""
     with module.context:
         _run(module, LINALG_TO_AFFINE)
+        if work_items > 1:
+            # Stream forwarding versions nests on `if (full tiles)`: barriers in one
+            # branch only, which PoCL's work-group compiler (3.1) crashes on; GPUs read
+            # the tiles through __local memory anyway.
+            rewrites = tuple(r for r in rewrites if r is not forward_streams)
         for rewrite in rewrites:
             rewrite(module)
             _verify(module, rewrite.__name__)
             dump_after(rewrite.__name__, module)
+        if work_items > 1:
+            _run(module, PARALLELIZE)
+            share_work_group(module, work_items)
+            _verify(module, share_work_group.__name__)
+            dump_after(share_work_group.__name__, module)
         _run(module, AFFINE_TO_MEMREF)
     return module
 

@@ -29,11 +29,11 @@ def ttir_to_linalg_text(ttir_text: str) -> str:
         return print_module(module)
 
 
-def linalg_to_memref_text(linalg_text: str) -> str:
+def linalg_to_memref_text(linalg_text: str, work_items: int = 1) -> str:
     from .pipeline import lower_to_memref
     with new_context():
         module = ir.Module.parse(linalg_text)
-        return print_module(lower_to_memref(module))
+        return print_module(lower_to_memref(module, work_items=work_items))
 
 
 def memref_to_opencl(memref_text: str, bounds_check: bool = False):

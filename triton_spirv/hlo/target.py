@@ -22,6 +22,9 @@ import os
 from dataclasses import dataclass
 
 from ..target import NO_DEVICE, TargetDescription, current_target
+from ..work_group_sharing import WARP_LANES
+
+LOOP_WARPS = 4
 
 ROW_REDUCTION_ENV = "TRITON_SPIRV_HLO_ROW_REDUCTION"
 ROW_REDUCTION_SHAPES = ("tree", "per_work_item")
@@ -30,9 +33,12 @@ ROW_REDUCTION_SHAPES = ("tree", "per_work_item")
 @dataclass(frozen=True)
 class EmitTarget:
     """`row_reduction`: "tree" (work-group per row, barriers) or "per_work_item"
-    (one work-item per row, lane accumulators, no barriers); `description`: the
+    (one work-item per row, lane accumulators, no barriers); `threads`: work-items of
+    the one-dimensional kernels (loops, concatenations, slices, scatters), also the
+    Triton frontend's work-group on GPU targets (work_group_sizes); `description`: the
     target the kernels are made for (its limits are checked at compile time)."""
     row_reduction: str = "tree"
+    threads: int = 128
     description: TargetDescription = NO_DEVICE
 
 
@@ -44,5 +50,12 @@ def emit_target() -> EmitTarget:
     description = current_target()
     return EmitTarget(row_reduction=override or
                       ("per_work_item" if description.is_cpu else "tree"),
-                      description=description)
+                      threads=loop_threads(description), description=description)
+
+
+def loop_threads(description: TargetDescription) -> int:
+    """128 work-items (Triton's default of 4 warps of 32) on every kind of device, within
+    the target's work-group limit: on CPU devices too, where PoCL runs them as one
+    vectorized loop."""
+    return min(LOOP_WARPS * WARP_LANES, description.max_work_group_size)
 

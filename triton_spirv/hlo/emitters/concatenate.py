@@ -12,7 +12,6 @@ from ..indexing import operand_map
 from . import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 
-THREADS = 128
 
 
 def try_concatenate(computation):
@@ -25,14 +24,15 @@ def try_concatenate(computation):
 
 def emit_concatenate(builder: FusionBuilder, root) -> None:
     axis = root.dimensions()[0]
+    threads = builder.target.threads
     largest = max(o.shape.size for o in root.operands)
-    blocks = cdiv(largest, THREADS)
-    builder.report.launch.append(f"{builder.name}: grid {blocks} x local {THREADS} "
+    blocks = cdiv(largest, threads)
+    builder.report.launch.append(f"{builder.name}: grid {blocks} x local {threads} "
                                  f"work-items over the largest operand ({largest} elements)")
     for k in range(len(root.operands)):
         builder.report.maps.append(f"operand {k}: {operand_map(root, k)}")
-    with builder.kernel("", THREADS) as k:
-        linear = apply_linear([(k.block_id, THREADS), (k.thread_id, 1)])
+    with builder.kernel("", threads) as k:
+        linear = apply_linear([(k.block_id, threads), (k.thread_id, 1)])
         out = k.outputs[0]
         offset = 0
         for operand in root.operands:

@@ -12,7 +12,6 @@ from . import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 from .loop import emit_loop
 
-THREADS = 128
 
 
 def try_dynamic_update_slice(computation):
@@ -34,11 +33,12 @@ def emit_dynamic_update_slice(builder: FusionBuilder, root) -> None:
     operand, update = root.operands[0], root.operands[1]
     emit_operand_copy(builder, root, operand)
     size = update.shape.size
-    blocks = cdiv(max(size, 1), THREADS)
-    builder.report.launch.append(f"{builder.name}_update: grid {blocks} x local {THREADS} "
+    threads = builder.target.threads
+    blocks = cdiv(max(size, 1), threads)
+    builder.report.launch.append(f"{builder.name}_update: grid {blocks} x local {threads} "
                                  f"work-items over the update ({size} elements)")
-    with builder.kernel("update", THREADS) as k:
-        linear = apply_linear([(k.block_id, THREADS), (k.thread_id, 1)])
+    with builder.kernel("update", threads) as k:
+        linear = apply_linear([(k.block_id, threads), (k.thread_id, 1)])
         out = k.outputs[0]
         em = Elemental(builder, k.tensors, inline_all=True)
         op = scf.IfOp(cmp_lt(linear, const_index(size)), [out.type], has_else=True)

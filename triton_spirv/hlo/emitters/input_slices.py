@@ -11,7 +11,6 @@ from ..indexing import Dim, IndexingMap, add, floordiv, mod
 from . import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 
-THREADS = 128
 
 
 def try_input_slices(computation):
@@ -44,13 +43,14 @@ def _input_to_slice_map(s) -> IndexingMap:
 def emit_input_slices(builder: FusionBuilder, slices) -> None:
     dims = slices[0].operands[0].shape.dims
     size = slices[0].operands[0].shape.size
-    blocks = cdiv(size, THREADS)
-    builder.report.launch.append(f"{builder.name}: grid {blocks} x local {THREADS} "
+    threads = builder.target.threads
+    blocks = cdiv(size, threads)
+    builder.report.launch.append(f"{builder.name}: grid {blocks} x local {threads} "
                                  f"work-items over the sliced shape {list(dims)}")
     maps = [_input_to_slice_map(s) for s in slices]
     builder.report.maps += [f"%{s.name}: {m}" for s, m in zip(slices, maps)]
-    with builder.kernel("", THREADS) as k:
-        linear = apply_linear([(k.block_id, THREADS), (k.thread_id, 1)])
+    with builder.kernel("", threads) as k:
+        linear = apply_linear([(k.block_id, threads), (k.thread_id, 1)])
         outs = list(k.outputs)
         op = scf.IfOp(cmp_lt(linear, const_index(size)), [o.type for o in outs], has_else=True)
         with ir.InsertionPoint(op.then_block):

@@ -23,7 +23,6 @@ from .base import (FusionBuilder, HostSize, apply_linear, cdiv, check_same_size,
                    delinearize, host_cdiv, host_product, index_product, leaf_shape,
                    to_storage)
 
-THREADS = 128
 
 
 def vector_width(size: int) -> int:
@@ -33,19 +32,19 @@ def vector_width(size: int) -> int:
     return 1
 
 
-def dynamic_launch_shape(dims) -> tuple[int, HostSize, int, HostSize]:
+def dynamic_launch_shape(dims, threads: int) -> tuple[int, HostSize, int, HostSize]:
     """(threads, blocks, vector, size) for a dynamic output shape: the vector width
     divides the static part of the size (so every size is a multiple of it); the grid
     is computed on the host from the dimensions."""
     static = prod(d for d in dims if isinstance(d, int))
     vector = next((v for v in (4, 2) if static % v == 0), 1)
     size = host_product(dims)
-    return THREADS, host_cdiv(size, THREADS * vector), vector, size
+    return threads, host_cdiv(size, threads * vector), vector, size
 
 
-def launch_shape(size: int) -> tuple[int, int, int]:
+def launch_shape(size: int, most: int) -> tuple[int, int, int]:
     vector = vector_width(size)
-    threads = min(THREADS, max(1, cdiv(size, vector)))
+    threads = min(most, max(1, cdiv(size, vector)))
     blocks = cdiv(size, threads * vector)
     return threads, blocks, vector
 
@@ -58,10 +57,10 @@ def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str =
     size = check_same_size(outputs, builder.name)
     first_shape = leaf_shape(*outputs[0])
     if size is None:     # dynamic shapes
-        threads, blocks, vector, total = dynamic_launch_shape(first_shape.dims)
+        threads, blocks, vector, total = dynamic_launch_shape(first_shape.dims, builder.target.threads)
         index_map = dynamic_thread_map(threads, blocks, vector, first_shape.dims, total)
     else:
-        threads, blocks, vector = launch_shape(size)
+        threads, blocks, vector = launch_shape(size, builder.target.threads)
         total = size
         index_map = thread_map(threads, blocks, vector, first_shape.dims)
     builder.report.launch.append(

@@ -103,11 +103,14 @@ def emit_reduction(builder: FusionBuilder, heroes) -> None:
         _row(builder, heroes, (k1, red, k2), K1, R)
 
 
-def _threads_for_row(R) -> int:
+def _threads_for_row(R, target) -> int:
+    """A power of two from 32 up to the row length, at most 256 and the target's
+    work-group limit."""
     if R.static is None:
-        return 128     # any row length: enough work-items for long rows
+        return target.threads     # any row length: enough work-items for long rows
+    most = min(256, target.description.max_work_group_size)
     threads = 32
-    while threads < R.static and threads < 256:
+    while threads < R.static and threads * 2 <= most:
         threads *= 2
     return threads
 
@@ -222,7 +225,7 @@ def _row(builder, heroes, layout, K1, R):
 
 def _row_tree(builder, heroes, layout, K1, R):
     k1, red, k2 = layout
-    threads = _threads_for_row(R)
+    threads = _threads_for_row(R, builder.target)
     builder.report.launch.append(
         f"{builder.name}: row reduction, grid {K1} x local {threads} work-items "
         f"(one work-group per row of {R} elements, tree through __local)")

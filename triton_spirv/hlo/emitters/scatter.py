@@ -17,7 +17,6 @@ from . import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 from .dynamic_update_slice import emit_operand_copy
 
-THREADS = 128
 
 
 def try_scatter(computation):
@@ -48,7 +47,7 @@ def emit_scatter(builder: FusionBuilder, root) -> None:
     for d, s in zip(window_operand_dims, window_sizes):
         full_window[d] = s
     overlapping = any(full_window[d] > 1 for d in to_operand)
-    threads = 1 if overlapping else min(THREADS, max(1, window_elems))
+    threads = 1 if overlapping else min(builder.target.threads, max(1, window_elems))
     blocks = 1 if overlapping else cdiv(window_elems, threads)
 
     emit_operand_copy(builder, root, operand)

@@ -1,0 +1,387 @@
+"""GPU-shaped kernels (triton_spirv/work_group_sharing.py): on GPU targets the work-items
+of a work-group share a program's loops. The rewrite's IR-in/IR-out cases, GPU-shape
+results against torch and against the CPU shape on the same device, and Oclgrind's data
+race detector on the multi-work-item kernels (clean, and catching a planted missing
+barrier)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+from mlir import ir, passmanager
+
+from triton_spirv.stages import new_context
+from triton_spirv.target import NAMED_TARGETS, TARGET_ENV
+from triton_spirv.work_group_sharing import share_work_group, work_group_size
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OCLGRIND = shutil.which("oclgrind")
+
+
+@pytest.fixture(autouse=True)
+def no_target_override(monkeypatch):
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+
+
+# ---------------------------------------------------------------------------------------
+# The rewrite, IR in / IR out
+
+HEADER = """
+func.func @k(%out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<256xf32>
+  %u = memref.alloc() : memref<257xf32>
+  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+    memref.store %zero, %t[%i] : memref<256xf32>
+    scf.reduce
+  }
+"""
+
+
+def rewrite(body: str, work_items: int = 128) -> str:
+    with new_context():
+        module = ir.Module.parse(HEADER + body + "\n  return\n}")
+        share_work_group(module, work_items)
+        module.operation.verify()
+        passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module.operation)
+        return str(module)
+
+
+def test_tiles_only_their_owners_touch_become_private_without_barriers():
+    out = rewrite("""
+  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+    %x = memref.load %t[%i] : memref<256xf32>
+    memref.store %x, %out[%i] : memref<?xf32>
+    scf.reduce
+  }""")
+    assert "scf.parallel" not in out and "gpu.thread_id  x" in out
+    assert out.count("gpu.barrier") == 0
+    # each work-item keeps its own 2 elements of the 256-element tile
+    assert "memref.alloca() : memref<2xf32>" in out and "memref<256xf32>" not in out
+    # chunks of 2 (256 iterations over 128 work-items), strided by the work-group
+    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", out), out
+    assert "opencl.local_size = array<i64: 128, 1, 1>" in out
+
+
+def test_other_elements_need_a_barrier():
+    out = rewrite("""
+  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+    %j = arith.subi %c256, %i : index
+    %k = arith.subi %j, %c1 : index
+    %x = memref.load %t[%k] : memref<256xf32>
+    memref.store %x, %out[%i] : memref<?xf32>
+    scf.reduce
+  }""")
+    assert out.count("gpu.barrier") == 1
+    barrier = out.index("gpu.barrier")
+    assert out.index("memref.store %cst, %alloc[") < barrier < out.index("memref.load %alloc[")
+
+
+def test_serial_work_runs_on_work_item_zero_between_barriers():
+    # (subtraction does not reassociate: the loop stays serial)
+    out = rewrite("""
+  %acc = memref.alloc() : memref<f32>
+  memref.store %zero, %acc[] : memref<f32>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %x = memref.load %t[%i] : memref<256xf32>
+    %a = memref.load %acc[] : memref<f32>
+    %s = arith.subf %a, %x : f32
+    memref.store %s, %acc[] : memref<f32>
+  }
+  %sum = memref.load %acc[] : memref<f32>
+  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+    %x = memref.load %t[%i] : memref<256xf32>
+    %y = arith.addf %x, %sum : f32
+    memref.store %y, %out[%i] : memref<?xf32>
+    scf.reduce
+  }""")
+    # one section for the store and the loop; before it, the fill's elements change
+    # owner; after it, every work-item reads the sum
+    assert out.count("scf.if") == 1 and "arith.cmpi eq, %thread_id_x" in out
+    assert out.count("gpu.barrier") == 2
+    section = out[out.index("scf.if"):]
+    assert section.index("memref.store %cst, %alloc_0[]") < section.index("gpu.barrier")
+    assert out.index("gpu.barrier") < out.index("scf.if")
+
+
+def test_reduction_to_a_scalar_becomes_a_work_group_tree():
+    out = rewrite("""
+  %acc = memref.alloc() : memref<f32>
+  memref.store %zero, %acc[] : memref<f32>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %x = memref.load %t[%i] : memref<256xf32>
+    %e = math.exp %x : f32
+    %a = memref.load %acc[] : memref<f32>
+    %s = arith.addf %a, %e : f32
+    memref.store %s, %acc[] : memref<f32>
+  }
+  %sum = memref.load %acc[] : memref<f32>
+  memref.store %sum, %out[%c0] : memref<?xf32>""")
+    # partials per work-item, then 7 halving steps for 128 work-items, each followed
+    # by a barrier; work-item 0 folds the result into the accumulator
+    assert "memref.alloc() : memref<128xf32>" in out
+    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c128 iter_args", out), out
+    assert out.count("math.exp") == 2              # first element, then the rest
+    assert out.count("arith.addf") == 1 + 7 + 1      # fold, steps, into acc
+    for half in (64, 32, 16, 8, 4, 2, 1):
+        assert f"arith.cmpi ult, %thread_id_x, %c{half} " in out
+    # barriers: fill -> partials (another owner reads the tile), after the partials,
+    # after each step, and before every work-item reads the result
+    assert out.count("gpu.barrier") == 1 + 1 + 7 + 1, out
+
+
+def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
+    # Each iteration reads the tile at other work-items' elements, then overwrites it:
+    # the next iteration's writes must wait for this iteration's reads.
+    out = rewrite("""
+  scf.for %r = %c0 to %c256 step %c1 {
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %x = memref.load %t[%i] : memref<256xf32>
+      %j = arith.addi %i, %c1 : index
+      memref.store %x, %u[%j] : memref<257xf32>
+      scf.reduce
+    }
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %x = memref.load %u[%i] : memref<257xf32>
+      memref.store %x, %t[%i] : memref<256xf32>
+      scf.reduce
+    }
+  }""")
+    loop = out[out.index("scf.for %arg1"):]
+    assert loop.count("gpu.barrier") == 2, out
+
+
+def test_gather_nests_are_shared_by_owner():
+    # loads through indices read from a tile: upstream affine analysis gives up, but
+    # every iteration writes only its own element
+    out = rewrite("""
+  %g = memref.alloc() : memref<16x16xf32>
+  %c16 = arith.constant 16 : index
+  scf.for %i = %c0 to %c16 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %x = memref.load %t[%j] : memref<256xf32>
+      %k = arith.fptosi %x : f32 to i32
+      %kk = arith.index_cast %k : i32 to index
+      %v = memref.load %out[%kk] : memref<?xf32>
+      memref.store %v, %g[%i, %j] : memref<16x16xf32>
+    }
+  }
+  scf.for %i = %c0 to %c16 step %c1 {
+    %v = memref.load %g[%i, %c0] : memref<16x16xf32>
+    memref.store %v, %out[%i] : memref<?xf32>
+  }""")
+    gather, serial = out.split("scf.if", 1)
+    # the gather nest: distributed (chunks of 2 of the 256 iterations), not serial
+    assert "memref.store %8, %alloc_0[%4, %3]" in gather, out
+    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", gather.split("%alloc_0 =")[1])
+    # the second loop reads other work-items' elements: work-item 0, after a barrier
+    assert gather.rstrip().endswith("gpu.barrier") and "memref.load %alloc_0[%arg1, %c0]" in serial
+
+
+def test_loop_carried_tiles_stay_private_through_their_copies():
+    # a pointer tile advanced every iteration: next = tile + 1; tile = next (a copy)
+    out = rewrite("""
+  %next = memref.alloc() : memref<256xf32>
+  %one = arith.constant 1.0 : f32
+  scf.for %r = %c0 to %c256 step %c1 {
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %x = memref.load %t[%i] : memref<256xf32>
+      %y = arith.addf %x, %one : f32
+      memref.store %y, %next[%i] : memref<256xf32>
+      scf.reduce
+    }
+    memref.copy %next, %t : memref<256xf32> to memref<256xf32>
+  }""")
+    assert out.count("memref.alloca() : memref<2xf32>") == 2 and "memref<256xf32>" not in out
+    assert re.search(r"memref.copy %alloca\w*, %alloca\w* : memref<2xf32> to memref<2xf32>", out)
+    assert "gpu.barrier" not in out and "scf.if" not in out
+
+
+def test_work_group_size_follows_the_target():
+    gpu = NAMED_TARGETS["gpu-64k"]
+    assert work_group_size(gpu, 4) == 128
+    assert work_group_size(gpu, 16) == 256          # the target's limit
+    from dataclasses import replace
+    assert work_group_size(replace(gpu, device_type="cpu"), 4) == 1
+
+
+# ---------------------------------------------------------------------------------------
+# Results: GPU shape against torch and against the CPU shape
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
+             mask=mask)
+
+
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(in_ptr + row * stride + offs, mask=mask, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * stride + offs, num / tl.sum(num, axis=0), mask=mask)
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptr + offs_m[:, None] * K + (k * BK + offs_k)[None, :],
+                    mask=(offs_m[:, None] < M) & ((k * BK + offs_k)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k * BK + offs_k)[:, None] * N + offs_n[None, :],
+                    mask=((k * BK + offs_k)[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc,
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def run_add(target, n=10007, block=1024):
+    torch.manual_seed(0)
+    x, y = torch.rand(n), torch.rand(n)
+    out = torch.empty(n)
+    compiled = add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block, opencl_target=target)
+    return out, x + y, compiled
+
+
+def run_softmax(target, rows=37, cols=700):
+    torch.manual_seed(0)
+    x = torch.randn(rows, cols)
+    out = torch.empty_like(x)
+    compiled = softmax_kernel[(rows,)](out, x, x.stride(0), cols, BLOCK=1024, opencl_target=target)
+    return out, torch.softmax(x, dim=1), compiled
+
+
+def run_matmul(target, m=70, n=45, k=50):
+    torch.manual_seed(0)
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    c = torch.empty(m, n)
+    compiled = matmul_kernel[(triton.cdiv(m, 32), triton.cdiv(n, 32))](
+        a, b, c, m, n, k, BM=32, BN=32, BK=32, opencl_target=target)
+    return c, a @ b, compiled
+
+
+FAMILIES = {"elementwise": run_add, "reduction": run_softmax, "dot": run_matmul}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_gpu_shape_matches_torch_and_cpu_shape(family):
+    gpu, expected, compiled = FAMILIES[family]("gpu")
+    cpu, _expected, cpu_compiled = FAMILIES[family]("cpu")
+    assert list(compiled.metadata.local_size) == [128, 1, 1]
+    assert "reqd_work_group_size(128, 1, 1)" in compiled.asm["cl"]
+    assert list(cpu_compiled.metadata.local_size) == [1, 1, 1]
+    assert "get_local_id" not in cpu_compiled.asm["cl"]
+    torch.testing.assert_close(gpu, expected, rtol=1e-5, atol=1e-5)
+    if family == "elementwise":
+        assert torch.equal(gpu, cpu)
+    else:   # the same operations in the same order per element
+        torch.testing.assert_close(gpu, cpu, rtol=1e-6, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------------------
+# Oclgrind: the GPU-shaped kernels are free of data races; a missing barrier is caught
+
+needs_oclgrind = pytest.mark.skipif(
+    OCLGRIND is None,
+    reason="oclgrind is not installed (`WITH_OCLGRIND=1 bash scripts/setup.sh` or `apt-get install oclgrind`)")
+
+
+def oclgrind_run(tmp_path, source: str, kernel: str, grid, local, args):
+    """Runs `source` under `oclgrind --data-races` with `args` (numpy arrays or
+    (kind, value) scalars): -> (buffers after the run, Oclgrind's messages)."""
+    spec_args = []
+    for position, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            np.save(tmp_path / f"arg{position}.npy", arg)
+            spec_args.append({"buffer": f"arg{position}.npy"})
+        else:
+            spec_args.append({arg[0]: arg[1]})
+    (tmp_path / "kernel.cl").write_text(source)
+    spec = {"source": str(tmp_path / "kernel.cl"), "kernel": kernel, "args": spec_args,
+            "global": [g * l for g, l in zip(grid, local)], "local": list(local)}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    proc = subprocess.run([OCLGRIND, "--data-races", sys.executable,
+                           os.path.join(ROOT, "tests", "cl_runner.py"), str(tmp_path / "spec.json"),
+                           str(tmp_path / "out.npz")],
+                          capture_output=True, text=True, timeout=600)
+    results = dict(np.load(tmp_path / "out.npz")) if proc.returncode == 0 else {}
+    return results, proc.stderr
+
+
+def softmax_case():
+    rows, cols = 3, 700
+    x = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)
+    _out, _expected, compiled = run_softmax("gpu", rows, cols)
+    args = [np.zeros_like(x), x, ("int", cols), ("int", cols)]
+    expected = torch.softmax(torch.from_numpy(x), dim=1).numpy()
+    return compiled, (rows, 1, 1), args, 0, expected
+
+
+def add_case():
+    n = 3000
+    rng = np.random.default_rng(0)
+    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    _out, _expected, compiled = run_add("gpu", n)
+    return compiled, (3, 1, 1), [x, y, np.zeros_like(x), ("int", n)], 2, x + y
+
+
+def matmul_case():
+    m, n, k = 40, 36, 50
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    _out, _expected, compiled = run_matmul("gpu", m, n, k)
+    args = [a, b, np.zeros((m, n), np.float32), ("int", m), ("int", n), ("int", k)]
+    return compiled, (2, 2, 1), args, 2, a @ b
+
+
+CASES = {"elementwise": add_case, "reduction": softmax_case, "dot": matmul_case}
+
+
+@needs_oclgrind
+@pytest.mark.parametrize("family", CASES)
+def test_gpu_shaped_kernels_are_race_free_under_oclgrind(tmp_path, family):
+    compiled, grid, args, result, expected = CASES[family]()
+    source = compiled.asm["cl"]
+    assert "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)" in source
+    results, messages = oclgrind_run(tmp_path, source, compiled.metadata.name, grid,
+                                     compiled.metadata.local_size, args)
+    assert "data race" not in messages.lower(), messages[-3000:]
+    assert results, messages[-3000:]
+    np.testing.assert_allclose(results[f"arg{result}"].reshape(expected.shape), expected,
+                               rtol=1e-5, atol=1e-5)
+
+
+@needs_oclgrind
+def test_oclgrind_catches_a_missing_barrier(tmp_path):
+    # softmax: work-item 0 reduces the row into a __local scalar that every work-item
+    # then reads; without the barrier after that section the reads race with its writes.
+    compiled, grid, args, _result, _expected = softmax_case()
+    source = compiled.asm["cl"]
+    section_end = re.search(r"if \(\w+\) \{\n(?:    .*\n)*  \}\n  barrier\(CLK_LOCAL_MEM_FENCE \| "
+                            r"CLK_GLOBAL_MEM_FENCE\);\n", source)
+    assert section_end, source
+    planted = source[:section_end.start()] + section_end.group(0).rsplit("  barrier", 1)[0] + \
+        source[section_end.end():]
+    _results, messages = oclgrind_run(tmp_path, planted, compiled.metadata.name, grid,
+                                      compiled.metadata.local_size, args)
+    assert "data race" in messages.lower(), messages[-3000:]

@@ -1,0 +1,875 @@
+"""GPU-shaped kernels: the work-items of a work-group share a Triton program's tiles.
+
+On CPU targets a program is one work-item that walks every tile (PoCL runs that fastest).
+On GPU targets a program runs on `work_items` work-items (`gpu.thread_id x`, the
+work-group id stays `program_id`). The rewrite runs on the scf stage, after upstream
+`affine-parallelize` has turned every provably parallel outermost loop into
+`scf.parallel`:
+
+1. **Distribution.** Each outermost `scf.parallel` becomes a loop in which work-item
+   `lid` owns chunks of `chunk` consecutive iterations (row-major over the parallel
+   dimensions) strided by the work-group, `base = lid * chunk; base < total;
+   base += work_items * chunk`: contiguous chunks vectorize and keep neighbouring
+   work-items on neighbouring addresses.
+2. **Single-work-item sections.** Any other op that writes memory (a serial reduction
+   loop, a local-to-local copy, a scalar store, an atomic, a printf) would be run by
+   every work-item; it runs on work-item 0 (`scf.if lid == 0`). Ops that only read run
+   on every work-item alike (uniform values, no race). Async copies between global and
+   local memory stay work-group collective.
+3. **Barriers.** An analysis of which work-item touches which elements: each access is
+   owned by a distribution (the same chunk of the same loop space, indexed by the
+   induction variables in the same positions of the same view), by work-item 0, or by
+   anyone (collective copies, redundant reads, indices other than the induction
+   variables). A `gpu.barrier` goes before an op that touches a buffer (a tile, or a
+   kernel argument) that an op since the last barrier touched under another owner,
+   one of the two writing. Loops are scanned twice (what the end of one iteration left
+   pending meets the start of the next); `scf.if` branches join.
+
+Everything stays upstream scf/memref/gpu IR; the emitter prints `get_local_id(0)` and
+`barrier(...)`, and `opencl.local_size` gives `reqd_work_group_size` and the launcher's
+local size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, gpu, memref, scf
+
+from .affine_nests import VIEW_OPS, op_of, owner
+
+# Iterations one work-item owns in a row: 4 elements is one 16-byte vector of f32.
+MAX_CHUNK = 4
+# Triton counts num_warps in warps of 32 lanes (its threads_per_warp).
+WARP_LANES = 32
+
+_WRITES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy",
+           "memref.atomic_rmw", "memref.generic_atomic_rmw", "gpu.printf")
+_READS = ("memref.load", "vector.load", "vector.transfer_read")
+
+
+def work_group_size(target, num_warps: int) -> int:
+    """Work-items per Triton program: one per work-item on CPU targets, else
+    `num_warps` warps of 32 lanes within the target's work-group limit (a multiple of
+    its preferred multiple where that is smaller)."""
+    if target.is_cpu:
+        return 1
+    size = min(max(1, num_warps) * WARP_LANES, target.max_work_group_size)
+    multiple = max(1, target.preferred_work_group_multiple)
+    return max(multiple, size - size % multiple) if size >= multiple else size
+
+
+def share_work_group(module: ir.Module, work_items: int) -> None:
+    """Distributes, guards and synchronizes every kernel of `module` for `work_items`."""
+    for func in module.body.operations:
+        if func.operation.name != "func.func" or not func.regions[0].blocks:
+            continue
+        _share_function(func, work_items)
+
+
+def _share_function(func, work_items: int) -> None:
+    entry = func.regions[0].blocks[0]
+    with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
+        lid = gpu.thread_id(gpu.Dimension.x)
+    sharing = _Sharing(lid, work_items)
+    for loop in _outermost_parallel_loops(entry):
+        sharing.distribute(loop)
+    for nest in _owner_parallel_nests(entry, sharing.distributed):
+        sharing.distribute_nest(nest)
+    for loop in _serial_reductions(entry, sharing.distributed):
+        sharing.reduce_as_tree(loop)
+    sharing.privatize(entry)
+    sharing.guard_block(entry)
+    _Barriers(sharing).scan(entry, [], insert=True)
+    _balance_barriers(entry)
+    func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
+
+
+def _outermost_parallel_loops(block: ir.Block) -> list:
+    found = []
+    for op in block.operations:
+        if op.operation.name == "scf.parallel":
+            found.append(op)
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(_outermost_parallel_loops(inner))
+    return found
+
+
+def _constant_index(value: ir.Value) -> int | None:
+    defining = owner(value)
+    if defining is not None and defining.name == "arith.constant":
+        attr = defining.attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return attr.value
+    return None
+
+
+def _bound_key(value: ir.Value):
+    constant = _constant_index(value)
+    return ("constant", constant) if constant is not None else ("value", value)
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One distributed loop space: equal keys give each work-item the same iterations."""
+    key: tuple        # ((lb, ub, step) per dimension, chunk), bounds as _bound_key
+    ivs: tuple        # the iteration-space coordinates (Values) inside the loop body
+    owned: ir.Value   # which of the work-item's own iterations this is: 0, 1, 2, ...
+
+
+class _Sharing:
+    def __init__(self, lid: ir.Value, work_items: int):
+        self.lid = lid
+        self.work_items = work_items
+        self.distributed: dict = {}     # distributed outer loop op -> Distribution
+        self.single: list = []          # scf.if ops of single-work-item sections
+        # ops of work-group tree reductions: their accesses as the barrier analysis sees
+        # them (they hold their own barriers)
+        self.partitioned: dict = {}
+        self.iterations: dict = {}      # distributed loop -> (static trip count, chunk)
+
+    # ------------------------------------------------------------ distribution
+
+    def distribute(self, parallel) -> None:
+        n = len(parallel.regions[0].blocks[0].arguments)
+        lbs, ubs, steps = (list(parallel.operands)[k * n:(k + 1) * n] for k in range(3))
+        body = parallel.regions[0].blocks[0]
+        self._distribute(parallel, lbs, ubs, steps, list(body.arguments),
+                         list(body.operations)[:-1])      # all but scf.reduce
+
+    def distribute_nest(self, nest: list) -> None:
+        """A perfect nest of scf.for loops that _owner_parallel proved parallel."""
+        body = nest[-1].regions[0].blocks[0]
+        self._distribute(nest[0], [l.operands[0] for l in nest], [l.operands[1] for l in nest],
+                         [l.operands[2] for l in nest], [_iv(l) for l in nest],
+                         list(body.operations)[:-1])
+
+    def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops) -> None:
+        with parallel.location, ir.InsertionPoint(parallel):
+            index = ir.IndexType.get()
+            trips = [self._trip_count(lb, ub, step) for lb, ub, step in zip(lbs, ubs, steps)]
+            total_static = _product([_constant_index(t) for t in trips])
+            chunk = _chunk(total_static, self.work_items)
+            total = trips[0]
+            for trip in trips[1:]:
+                total = arith.muli(total, trip)
+            c = lambda v: arith.constant(index, v)  # noqa: E731
+            start = arith.muli(self.lid, c(chunk))
+            outer = scf.ForOp(start, total, c(self.work_items * chunk))
+        with parallel.location, ir.InsertionPoint(outer.body):
+            base = outer.induction_variable
+            if total_static is not None and total_static % chunk == 0:
+                chunk_end = c(chunk)
+            else:
+                chunk_end = arith.minsi(c(chunk), arith.subi(total, base))
+            inner = scf.ForOp(c(0), chunk_end, c(1))
+            scf.YieldOp([])
+        with parallel.location, ir.InsertionPoint(inner.body):
+            linear = arith.addi(base, inner.induction_variable)
+            coordinates = _delinearize(linear, trips)
+            ivs = [arith.addi(lb, arith.muli(coordinate, step))
+                   for lb, step, coordinate in zip(lbs, steps, coordinates)]
+            # base - start is a multiple of work_items * chunk
+            owned = arith.addi(arith.divui(arith.subi(base, start), c(self.work_items)),
+                               inner.induction_variable)
+            yield_op = scf.YieldOp([])
+        for old, new in zip(old_ivs, ivs):
+            old.replace_all_uses_with(new)
+        for op in body_ops:
+            op.move_before(yield_op)
+        for nested in _outermost_parallel_loops(inner.body):
+            _serialize(nested)
+        key = (tuple((_bound_key(lb), _bound_key(ub), _bound_key(step))
+                     for lb, ub, step in zip(lbs, ubs, steps)), chunk)
+        self.distributed[op_of(outer)] = Distribution(key, tuple(ivs), owned)
+        self.iterations[op_of(outer)] = (total_static, chunk)
+        parallel.operation.erase()
+
+    # ------------------------------------------------------ private tiles
+
+    def privatize(self, block: ir.Block) -> None:
+        """A tile whose every element is read and written only by the work-item that
+        owns it in one distribution (element loads and stores at the induction
+        variables, or whole-tile copies to and from other such tiles: loop-carried
+        pointer tiles) becomes a private array of that work-item's elements."""
+        plans = {}
+        for op in block.operations:
+            if op.operation.name == "memref.alloc":
+                plan = self._private_plan(op)
+                if plan is not None:
+                    plans[op.results[0]] = plan
+        changed = True
+        while changed:     # a copy keeps both of its tiles private, or neither
+            changed = False
+            for tile, (_alloc, _accesses, copies, key) in list(plans.items()):
+                partners = [c.operands[1] if c.operands[0] == tile else c.operands[0]
+                            for c in copies]
+                if any(p not in plans or plans[p][3] != key for p in partners):
+                    del plans[tile]
+                    changed = True
+        privates = {}
+        for tile, (alloc, accesses, _copies, _key) in plans.items():
+            privates[tile] = self._make_private(alloc, accesses)
+        unique = {}
+        for _alloc, _accesses, copies, _key in plans.values():
+            for copy in copies:
+                unique.setdefault(op_of(copy), copy)
+        for copy in unique.values():
+            with copy.location, ir.InsertionPoint(copy):
+                memref.copy(privates[copy.operands[0]], privates[copy.operands[1]])
+            copy.operation.erase()
+        for alloc, *_rest in plans.values():
+            alloc.operation.erase()
+
+    def _private_plan(self, alloc):
+        """(alloc, element accesses, copies, distribution key and size) when the tile
+        may be private, else None."""
+        tile = alloc.results[0]
+        tile_type = ir.MemRefType(tile.type)
+        if not tile_type.has_static_shape or tile_type.rank == 0:
+            return None
+        accesses, copies = [], []
+        for use in tile.uses:
+            user = use.owner
+            if user.name == "memref.copy" and self._distributed_loop_of(user) is None and \
+                    all(owner(v) is not None and owner(v).name == "memref.alloc" and
+                        v.type == tile.type for v in user.operands):
+                copies.append(user)
+                continue
+            access = _memory_access(user)
+            loop = self._distributed_loop_of(user)
+            if access is None or access[0] != tile or loop is None:
+                return None
+            distribution = self.distributed[loop]
+            if tuple(access[1]) != distribution.ivs:
+                return None
+            accesses.append((user, distribution, loop))
+        if not accesses:
+            return None
+        key = accesses[0][1].key
+        total, chunk = self.iterations[accesses[0][2]]
+        full = all(lb == ("constant", 0) and step == ("constant", 1) and ub == ("constant", n)
+                   for (lb, ub, step), n in zip(key[0], tile_type.shape))
+        if any(d.key != key for _, d, _ in accesses) or not full or total is None:
+            return None
+        return alloc, accesses, copies, (key, total, chunk)
+
+    def _make_private(self, alloc, accesses) -> ir.Value:
+        tile_type = ir.MemRefType(alloc.results[0].type)
+        _user, _distribution, loop = accesses[0]
+        total, chunk = self.iterations[loop]
+        per_item = -(-total // (self.work_items * chunk)) * chunk
+        with alloc.location, ir.InsertionPoint(alloc):
+            private = memref.alloca(ir.MemRefType.get([per_item], tile_type.element_type), [], [])
+        for user, distribution, _loop in accesses:
+            first = 1 if user.name == "memref.load" else 2
+            user.operands[first - 1] = private
+            _replace_indices(user, first, distribution.owned)
+        return private
+
+    def _distributed_loop_of(self, op):
+        parent = op_of(op).parent
+        while parent is not None:
+            if op_of(parent) in self.distributed:
+                return op_of(parent)
+            parent = parent.parent if hasattr(parent, "parent") else None
+        return None
+
+    # ------------------------------------------------------ tree reductions
+
+    def reduce_as_tree(self, match: "SerialReduction") -> None:
+        """`for i: acc = acc <op> f(view[i])` becomes: each work-item folds f over its
+        elements (i = lb + lid, lb + lid + W, ...) in a register and writes the partial
+        to `__local partials[lid]`; log2(W) halving steps combine them (a barrier after
+        each); work-item 0 folds partials[0] into acc."""
+        loop, w = match.loop, self.work_items
+        index = ir.IndexType.get()
+        element_type = match.combiner.results[0].type
+        with loop.location, ir.InsertionPoint(loop):
+            c = lambda v: arith.constant(index, v)  # noqa: E731
+            lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
+            count = self._trip_count(lb, ub, step)
+            valid = arith.minsi(count, c(w))
+            partials = memref.alloc(ir.MemRefType.get([w], element_type), [], [])
+            has_element = arith.cmpi(arith.CmpIPredicate.ult, self.lid, count)
+            fold = scf.IfOp(has_element)
+        with loop.location, ir.InsertionPoint(fold.then_block):
+            first_iv = arith.addi(lb, arith.muli(self.lid, step))
+            first = self._clone_element(match, first_iv)
+            stride = arith.muli(step, c(w))
+            rest = scf.ForOp(arith.addi(first_iv, stride), ub, stride, [first])
+            with ir.InsertionPoint(rest.body):
+                value = self._clone_element(match, rest.induction_variable)
+                combined = self._clone_combiner(match, rest.inner_iter_args[0], value)
+                scf.YieldOp([combined])
+            memref.store(rest.results[0], partials, [self.lid])
+            scf.YieldOp([])
+        self.partitioned[op_of(fold)] = [Access(_root(match.view), False, ANY)]
+        with loop.location, ir.InsertionPoint(loop):
+            gpu.barrier()
+            half = 1
+            while half < w:
+                half *= 2
+            half //= 2
+            while half >= 1:
+                partner = arith.addi(self.lid, c(half))
+                active = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, self.lid, c(half)),
+                                    arith.cmpi(arith.CmpIPredicate.ult, partner, valid))
+                step_if = scf.IfOp(active)
+                with ir.InsertionPoint(step_if.then_block):
+                    mine = memref.load(partials, [self.lid])
+                    theirs = memref.load(partials, [partner])
+                    memref.store(self._clone_combiner(match, mine, theirs), partials, [self.lid])
+                    scf.YieldOp([])
+                self.partitioned[op_of(step_if)] = []
+                gpu.barrier()
+                half //= 2
+            is_first = arith.cmpi(arith.CmpIPredicate.eq, self.lid, c(0))
+            final = scf.IfOp(is_first)
+            with ir.InsertionPoint(final.then_block):
+                total = memref.load(partials, [c(0)])
+                old = memref.load(match.accumulator, [])
+                memref.store(self._clone_combiner(match, old, total), match.accumulator, [])
+                scf.YieldOp([])
+        # Only when the loop runs at all: an empty range leaves acc as it is.
+        self.single.append(op_of(final))
+        self.partitioned[op_of(final)] = _plain_accesses(final, SINGLE)
+        loop.operation.erase()
+
+    @staticmethod
+    def _clone_element(match: "SerialReduction", iv) -> ir.Value:
+        """The loop body's value for element `iv`, cloned at the insertion point."""
+        mapping = {match.iv: iv}
+        for op in match.element_ops:
+            clone = op.operation.clone()
+            _remap(clone, mapping)
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+        return mapping.get(match.element, match.element)
+
+    @staticmethod
+    def _clone_combiner(match: "SerialReduction", left, right) -> ir.Value:
+        clone = match.combiner.operation.clone()
+        clone.operands[0], clone.operands[1] = left, right
+        return clone.results[0]
+
+    @staticmethod
+    def _trip_count(lb, ub, step):
+        index = ir.IndexType.get()
+        values = [_constant_index(v) for v in (lb, ub, step)]
+        if None not in values:
+            low, high, stride = values
+            return arith.constant(index, max(0, -(-(high - low) // stride)))
+        return arith.ceildivsi(arith.subi(ub, lb), step)
+
+    # ------------------------------------------------------ single sections
+
+    def guard_block(self, block: ir.Block) -> None:
+        """Puts each run of consecutive writing ops that every work-item would otherwise
+        repeat into one `scf.if lid == 0`; recurses into ops holding shared work."""
+        run = []
+        for op in list(block.operations):
+            if self._shared(op) or not _writes_memory(op) or _is_terminator(op):
+                self._guard(run)
+                run = []
+                if self._shared(op) and op_of(op) not in self.distributed and \
+                        op_of(op) not in self.partitioned:
+                    for region in op.regions:
+                        for inner in region.blocks:
+                            self.guard_block(inner)
+                continue
+            run.append(op)
+        self._guard(run)
+
+    def _shared(self, op) -> bool:
+        """Distributed loops, collective copies, or ops holding them."""
+        if op_of(op) in self.distributed or op_of(op) in self.partitioned or _collective_copy(op):
+            return True
+        return any(self._shared(inner) for region in op.regions
+                   for block in region.blocks for inner in block.operations)
+
+    def _guard(self, run: list) -> None:
+        if not run:
+            return
+        first = run[0]
+        escaping = [(result, uses) for op in run for result in op.results
+                    if (uses := [(use.owner, use.operand_number) for use in result.uses
+                                 if not _inside_any(use.owner, run)])]
+        with first.location, ir.InsertionPoint(first):
+            index = ir.IndexType.get()
+            # Results every work-item uses go through __local memory.
+            buffers = [memref.alloc(ir.MemRefType.get([], result.type), [], [])
+                       for result, _uses in escaping]
+            is_first = arith.cmpi(arith.CmpIPredicate.eq, self.lid, arith.constant(index, 0))
+            guard = scf.IfOp(is_first)
+        with first.location, ir.InsertionPoint(guard.then_block):
+            terminator = scf.YieldOp([])
+        for op in run:
+            op.move_before(terminator)
+        with first.location, ir.InsertionPoint(terminator):
+            for (result, _uses), buffer in zip(escaping, buffers):
+                memref.store(result, buffer, [])
+        loads = []
+        with first.location, ir.InsertionPoint(guard):
+            for (_result, uses), buffer in zip(escaping, buffers):
+                shared = memref.load(buffer, [])
+                loads.append(shared)
+                for owner_op, number in uses:
+                    owner_op.operands[number] = shared
+        if loads:   # the loads were put before the section; it goes first
+            op_of(guard).move_before(loads[0].owner)
+        self.single.append(op_of(guard))
+
+
+# Associative and commutative: a tree may combine in any order.
+COMBINERS = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf",
+             "arith.minnumf", "arith.addi", "arith.muli", "arith.andi", "arith.ori",
+             "arith.xori", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui")
+
+
+@dataclass
+class SerialReduction:
+    """`scf.for %iv { <element_ops giving element>; a = load acc[]; store combiner(a,
+    element), acc[] }` reading `view` at [%iv]."""
+    loop: object
+    iv: ir.Value
+    accumulator: ir.Value
+    view: ir.Value
+    element_ops: list
+    element: ir.Value
+    combiner: object
+
+
+def _serial_reductions(block: ir.Block, distributed: dict) -> list:
+    """Reduction loops run by the whole work-group (not inside a distributed loop)."""
+    found = []
+    for op in block.operations:
+        if op_of(op) in distributed:
+            continue
+        if op.operation.name == "scf.for":
+            match = _match_reduction(op)
+            if match is not None:
+                found.append(match)
+                continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(_serial_reductions(inner, distributed))
+    return found
+
+
+def _match_reduction(loop) -> SerialReduction | None:
+    if len(loop.results) or _constant_index(loop.operands[2]) != 1:
+        return None
+    body = loop.regions[0].blocks[0]
+    iv = body.arguments[0]
+    ops = list(body.operations)[:-1]
+    if len(ops) < 4 or ops[-1].operation.name != "memref.store":
+        return None
+    store, combiner, acc_load = ops[-1], ops[-2], None
+    accumulator = store.operands[1]
+    if combiner.operation.name not in COMBINERS or store.operands[0] != combiner.results[0] \
+            or ir.MemRefType(accumulator.type).rank != 0 or not _is_local(accumulator):
+        return None
+    for operand in combiner.operands:
+        defining = owner(operand)
+        if defining is not None and defining.name == "memref.load" and \
+                defining.operands[0] == accumulator:
+            acc_load = defining
+    if acc_load is None or len(list(acc_load.results[0].uses)) != 1:
+        return None
+    element = [v for v in combiner.operands if v != acc_load.results[0]]
+    element_ops = [op for op in ops[:-2] if op_of(op) != op_of(acc_load)]
+    if len(element) != 1 or not element_ops:
+        return None
+    views = []
+    for op in element_ops:
+        name = op.operation.name
+        if name == "memref.load":
+            if list(op.operands)[1:] != [iv] or _root(op.operands[0]) == _root(accumulator):
+                return None
+            views.append(op.operands[0])
+        elif name in _WRITES or name in _READS or op.regions or \
+                not name.startswith(("arith.", "math.")):
+            return None
+    if len(views) != 1:
+        return None
+    return SerialReduction(loop, iv, accumulator, views[0], element_ops, element[0], combiner)
+
+
+def _replace_indices(op, first: int, index: ir.Value) -> None:
+    """A load or store through one index from operand `first` on (a new op: the
+    number of operands changes)."""
+    operands = list(op.operands)
+    with op.location, ir.InsertionPoint(op):
+        if op.name == "memref.load":
+            new = memref.load(operands[0], [index])
+            op.results[0].replace_all_uses_with(new)
+        else:
+            memref.store(operands[0], operands[1], [index])
+    op.erase()
+
+
+def _remap(op, mapping: dict) -> None:
+    for i, operand in enumerate(op.operands):
+        if operand in mapping:
+            op.operands[i] = mapping[operand]
+
+
+def _iv(loop) -> ir.Value:
+    return loop.regions[0].blocks[0].arguments[0]
+
+
+def _owner_parallel_nests(block: ir.Block, distributed: dict) -> list:
+    """Perfect scf.for nests that upstream affine-parallelize could not analyze (loads
+    through pointer tiles: gathers) but whose iterations are independent: every store
+    writes a tile at exactly the nest's induction variables, and the nest reads what it
+    writes only there."""
+    found = []
+    for op in block.operations:
+        if op_of(op) in distributed:
+            continue
+        if op.operation.name == "scf.for":
+            nest = _perfect_nest(op)
+            if nest is not None and _owner_parallel(nest):
+                found.append(nest)
+                continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(_owner_parallel_nests(inner, distributed))
+    return found
+
+
+def _perfect_nest(loop) -> list | None:
+    nest = [loop]
+    while True:
+        current = nest[-1]
+        if len(current.results) or len(current.regions[0].blocks[0].arguments) != 1:
+            return None
+        ops = list(current.regions[0].blocks[0].operations)[:-1]
+        if len(ops) == 1 and ops[0].operation.name == "scf.for":
+            nest.append(ops[0])
+            continue
+        return nest
+
+
+def _owner_parallel(nest: list) -> bool:
+    ivs = [_iv(loop) for loop in nest]
+    stores, loads, bad = [], [], []
+
+    def visit(inner):
+        name = inner.name
+        if name == "memref.store":
+            stores.append(inner)
+        elif name == "memref.load":
+            loads.append(inner)
+        elif name in _WRITES or name in _READS or name.startswith(("gpu.", "func.")) \
+                or name in ("scf.while", "memref.alloc", "memref.alloca"):
+            bad.append(inner)
+        return ir.WalkResult.ADVANCE
+    op_of(nest[0]).walk(visit)
+    if bad or not stores:
+        return False
+    written = set()
+    for store in stores:
+        target = store.operands[1]
+        if not _is_local(target) or _root(target) != target or list(store.operands)[2:] != ivs:
+            return False
+        written.add(target)
+    for load in loads:
+        source = load.operands[0]
+        if any(_root(source) == w for w in written) and \
+                (source not in written or list(load.operands)[1:] != ivs):
+            return False
+    return True
+
+
+def _serialize(parallel) -> None:
+    """A parallel loop inside a distributed one: plain loops, run by its owner."""
+    n = len(parallel.regions[0].blocks[0].arguments)
+    lbs, ubs, steps = (list(parallel.operands)[k * n:(k + 1) * n] for k in range(3))
+    ivs, point = [], ir.InsertionPoint(parallel)
+    with parallel.location:
+        for lb, ub, step in zip(lbs, ubs, steps):
+            with point:
+                loop = scf.ForOp(lb, ub, step)
+            with ir.InsertionPoint(loop.body):
+                terminator = scf.YieldOp([])
+            point = ir.InsertionPoint(terminator)
+            ivs.append(loop.induction_variable)
+    body = parallel.regions[0].blocks[0]
+    for old, new in zip(body.arguments, ivs):
+        old.replace_all_uses_with(new)
+    for op in list(body.operations)[:-1]:
+        op.move_before(terminator)
+    for nested in _outermost_parallel_loops(loop.body):
+        _serialize(nested)
+    parallel.operation.erase()
+
+
+def _product(values):
+    if None in values:
+        return None
+    result = 1
+    for v in values:
+        result *= v
+    return result
+
+
+def _chunk(total: int | None, work_items: int) -> int:
+    """Contiguous iterations per chunk: up to MAX_CHUNK while every work-item still gets
+    at least one chunk."""
+    if total is None:
+        return MAX_CHUNK
+    chunk = 1
+    while chunk < MAX_CHUNK and total >= 2 * chunk * work_items:
+        chunk *= 2
+    return chunk
+
+
+def _delinearize(linear, trips: list) -> list:
+    """Row-major coordinates of `linear` in the space of `trips`."""
+    coordinates = []
+    rest = linear
+    for k in range(len(trips) - 1, 0, -1):
+        coordinates.append(arith.remui(rest, trips[k]))
+        rest = arith.divui(rest, trips[k])
+    coordinates.append(rest)
+    return coordinates[::-1]
+
+
+def _inside_any(op, run) -> bool:
+    """`op` is one of `run` or nested in one."""
+    parent = op_of(op)
+    while parent is not None:
+        if any(op_of(parent) == op_of(r) for r in run):
+            return True
+        parent = parent.parent if hasattr(parent, "parent") else None
+    return False
+
+
+def _is_terminator(op) -> bool:
+    return op.operation.name in ("scf.yield", "func.return", "scf.condition", "scf.reduce")
+
+
+def _writes_memory(op) -> bool:
+    """Writes memory that other work-items see (not private arrays)."""
+    found = []
+
+    def visit(inner):
+        if inner.name in ("memref.copy", "memref.store") and \
+                _is_private(_root(inner.operands[1])):
+            return ir.WalkResult.ADVANCE
+        if inner.name in _WRITES:
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return bool(found)
+
+
+def _root(value: ir.Value) -> ir.Value:
+    while (defining := owner(value)) is not None and defining.name in VIEW_OPS:
+        value = defining.operands[0]
+    return value
+
+
+def _is_local(value: ir.Value) -> bool:
+    defining = owner(_root(value))
+    return defining is not None and defining.name in ("memref.alloc", "memref.alloca")
+
+
+def _is_private(buffer: ir.Value) -> bool:
+    defining = owner(buffer)
+    return defining is not None and defining.name == "memref.alloca"
+
+
+def _collective_copy(op) -> bool:
+    """A global <-> local memref.copy that the emitter prints as async work-group copies
+    every work-item calls (emitter_opencl/memory.py: plain element types, unit stride
+    on the local side); other copies are loops."""
+    if op.operation.name != "memref.copy":
+        return False
+    source, target = op.operands[0], op.operands[1]
+    if _is_local(source) == _is_local(target):
+        return False
+    element = ir.MemRefType(source.type).element_type
+    if isinstance(element, (ir.F16Type, ir.BF16Type)) or str(element).startswith("f8"):
+        return False
+    local = ir.MemRefType((target if _is_local(target) else source).type)
+    if local.rank == 0:
+        return False
+    strides, _offset = local.get_strides_and_offset()
+    return strides[-1] == 1
+
+
+# ------------------------------------------------------------------- barriers
+
+ANY = ("any",)
+SINGLE = ("single",)
+COLLECTIVE = ("collective",)
+
+
+@dataclass(frozen=True)
+class Access:
+    buffer: ir.Value     # the root buffer: a tile or a kernel argument
+    writes: bool
+    owner: tuple         # ANY, SINGLE, COLLECTIVE or ("distributed", key, view, positions)
+
+
+def _conflict(a: Access, b: Access) -> bool:
+    if a.buffer != b.buffer or not (a.writes or b.writes) or _is_private(a.buffer):
+        return False
+    return a.owner == ANY or a.owner != b.owner
+
+
+class _Barriers:
+    def __init__(self, sharing: _Sharing):
+        self.sharing = sharing
+
+    def scan(self, block: ir.Block, pending: list, insert: bool) -> list:
+        """The accesses pending (since the last barrier) after `block`, given those
+        pending before it; puts barriers where an op meets a conflicting access."""
+        for op in list(block.operations):
+            if op.operation.name == "gpu.barrier":
+                pending = []
+                continue
+            accesses, nested = self._accesses(op)
+            if nested:
+                pending = self._scan_nested(op, pending, insert)
+                continue
+            if _collective_copy(op):
+                # The emitter puts a barrier before every async copy of a work-group
+                # of several work-items (emitter_opencl/memory.py).
+                pending = []
+            if any(_conflict(p, a) for p in pending for a in accesses):
+                if insert:
+                    with op.location, ir.InsertionPoint(op):
+                        gpu.barrier()
+                pending = []
+            pending = pending + accesses
+        return pending
+
+    def _scan_nested(self, op, pending: list, insert: bool) -> list:
+        name = op.operation.name
+        if name == "scf.if":
+            joined = list(pending)
+            for region in op.regions:
+                for block in region.blocks:
+                    joined += self.scan(block, list(pending), insert)
+            return joined
+        if name in ("scf.for", "scf.while"):
+            # One dry iteration: its leftovers meet the next iteration's start.
+            after_one = self._scan_regions(op, list(pending), insert=False)
+            return self._scan_regions(op, pending + after_one, insert)
+        return self._scan_regions(op, pending, insert)
+
+    def _scan_regions(self, op, pending: list, insert: bool) -> list:
+        for region in op.regions:
+            for block in region.blocks:
+                pending = self.scan(block, pending, insert)
+        return pending
+
+    def _accesses(self, op) -> tuple[list, bool]:
+        """(accesses of `op` as one unit, whether to scan inside it instead)."""
+        key = op_of(op)
+        if key in self.sharing.partitioned:
+            return self.sharing.partitioned[key], False
+        if key in self.sharing.distributed:
+            return self._distributed_accesses(op, self.sharing.distributed[key]), False
+        if any(key == single for single in self.sharing.single):
+            return _plain_accesses(op, SINGLE), False
+        if _collective_copy(op):
+            return [Access(_root(op.operands[0]), False, COLLECTIVE),
+                    Access(_root(op.operands[1]), True, COLLECTIVE)], False
+        if op.regions and self.sharing._shared(op):
+            return [], True
+        return _plain_accesses(op, ANY), False
+
+    def _distributed_accesses(self, loop, distribution: Distribution) -> list:
+        found = []
+
+        def visit(inner):
+            access = _memory_access(inner)
+            if access is not None:
+                memref, indices, writes = access
+                positions = tuple(_position(indices, iv) for iv in distribution.ivs)
+                owned = None not in positions
+                who = ("distributed", distribution.key, memref, positions) if owned else ANY
+                found.append(Access(_root(memref), writes, who))
+            elif inner.name in _WRITES:
+                found.extend(Access(_root(v), True, ANY) for v in inner.operands
+                             if isinstance(v.type, ir.MemRefType))
+            return ir.WalkResult.ADVANCE
+        op_of(loop).walk(visit)
+        return found
+
+
+def _balance_barriers(block: ir.Block) -> None:
+    """PoCL's work-group compiler (3.1) crashes on a kernel where one branch of an `if`
+    has barriers and the other none; such a branch gets one barrier at its start (the
+    condition is uniform, every work-item reaches it)."""
+    for op in block.operations:
+        for region in op.regions:
+            for inner in region.blocks:
+                _balance_barriers(inner)
+        if op.operation.name != "scf.if" or not _has_barrier(op):
+            continue
+        if not op.regions[1].blocks:
+            with op.location:
+                op.regions[1].blocks.append()
+                with ir.InsertionPoint(op.regions[1].blocks[0]):
+                    scf.YieldOp([])
+        for region in op.regions:
+            branch = region.blocks[0]
+            if not any(_has_barrier(inner) for inner in branch.operations):
+                with op.location, ir.InsertionPoint.at_block_begin(branch):
+                    gpu.barrier()
+
+
+def _has_barrier(op) -> bool:
+    found = []
+
+    def visit(inner):
+        if inner.name == "gpu.barrier":
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return bool(found)
+
+
+def _position(indices: list, iv: ir.Value):
+    for i, index in enumerate(indices):
+        if index == iv:
+            return i
+    return None
+
+
+def _memory_access(op):
+    """(memref, indices, writes) of a load or store, else None."""
+    name = op.name
+    if name in ("memref.load", "vector.load"):
+        return op.operands[0], list(op.operands)[1:], False
+    if name in ("memref.store", "vector.store"):
+        return op.operands[1], list(op.operands)[2:], True
+    return None
+
+
+def _plain_accesses(op, who: tuple) -> list:
+    """Every memref an op (and its regions) reads or writes, owned by `who`."""
+    found = []
+
+    def visit(inner):
+        access = _memory_access(inner)
+        if access is not None:
+            found.append(Access(_root(access[0]), access[2], who))
+        elif inner.name in _WRITES or inner.name in _READS:
+            memrefs = [v for v in inner.operands if isinstance(v.type, ir.MemRefType)]
+            for i, v in enumerate(memrefs):
+                writes = inner.name in _WRITES and (inner.name != "memref.copy" or i == 1)
+                found.append(Access(_root(v), writes, who))
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return found
