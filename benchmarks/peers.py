@@ -96,10 +96,11 @@ def tinygrad_ms(case: str, size):
 
 
 def compile_latency_s():
-    """(cold, warm) seconds to compile-and-first-launch the matmul kernel in a new process:
-    cold with an empty Triton cache, warm with the cache the cold run filled."""
+    """(cold, warm, stages): seconds to compile-and-first-launch the matmul kernel in a new
+    process, cold with an empty Triton cache and warm with the cache the cold run filled,
+    and the cold compile's seconds per stage."""
     with tempfile.TemporaryDirectory() as cache:
         env = {"TRITON_CACHE_DIR": cache}
-        cold = _run_json([os.path.join(HERE, "first_launch.py")], env)["s"]
+        cold = _run_json([os.path.join(HERE, "first_launch.py")], env)
         warm = _run_json([os.path.join(HERE, "first_launch.py")], env)["s"]
-    return cold, warm
+    return cold["s"], warm, cold.get("stages", {})

@@ -35,6 +35,9 @@ def _format_row(result: dict) -> str:
             cells.append(f"{peer}: {measured.get('skipped', 'n/a')}")
     if "warm_s" in result:  # compile latency: the cold compile is the row, then the warm start
         cells.append(f"warm start (new process, cache hit): {result['warm_s']:.2f} s")
+        stages = ", ".join(f"{stage} {s:.2f}" for stage, s in result.get("stage_seconds", {}).items())
+        if stages:
+            cells.append(f"cold stages (s): {stages}")
     return "  ".join(cells)
 
 

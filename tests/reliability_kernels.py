@@ -52,6 +52,16 @@ def gather_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def wrapped_clamped_kernel(x_ptr, out_ptr, n, m, BLOCK: tl.constexpr):
+    # Blocks behind run-time guards (versioning.py): whole blocks where `offs` stays
+    # below m, element loads for the blocks that wrap or clamp.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    wrapped = tl.load(x_ptr + offs % m)
+    clamped = tl.load(x_ptr + tl.where(offs < m, offs, 0))
+    tl.store(out_ptr + offs, wrapped + 2 * clamped, mask=offs < n)
+
+
+@triton.jit
 def row_sum_max_kernel(x_ptr, sum_ptr, max_ptr, argmax_ptr, n_cols, stride, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
@@ -192,6 +202,16 @@ def run_gather(n=999, block=128):
     return k
 
 
+def run_wrapped_clamped(n=100, m=37, block=16):
+    x = torch.rand(m, generator=_seeded(4))
+    out = torch.zeros(n)
+    k = wrapped_clamped_kernel[(triton.cdiv(n, block),)](x, out, n, m, BLOCK=block)
+    offs = torch.arange(n)
+    expected = x[offs % m] + 2 * x[torch.where(offs < m, offs, 0)]
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+    return k
+
+
 def run_reductions(rows=6, cols=100, block=128):
     x = torch.randn(rows, cols + 4, generator=_seeded(4))[:, :cols]
     s = torch.empty(rows)
@@ -316,6 +336,7 @@ CASES = [
     ("2-D tiles", "add_2d_masks_strides", run_add_2d),
     ("2-D tiles", "transpose_strided_store", run_transpose),
     ("gather/scatter", "gather_scatter", run_gather),
+    ("gather/scatter", "wrapped_clamped_blocks", run_wrapped_clamped),
     ("reductions", "sum_max_argmax", run_reductions),
     ("reductions", "softmax", run_softmax),
     ("dots", "matmul_f32_loop_pointers", run_matmul),

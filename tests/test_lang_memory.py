@@ -37,6 +37,29 @@ def test_masked_strided_loads(M, N, transposed, other):
 
 
 @triton.jit
+def half_tile_kernel(x_ptr, out_ptr, M, N, sxm, som, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * sxm + rn[None, :], mask=mask, other=-3.0)
+    tl.store(out_ptr + rm[:, None] * som + rn[None, :], x * 2, mask=mask)
+
+
+# f16 rows move 16 elements per vload_half16 / vstore_half16_rte, the rest of each row
+# (N not a multiple of 16, partial edge tiles) one element at a time.
+@pytest.mark.parametrize("M,N", [(37, 53), (64, 128), (5, 3), (20, 17)])
+def test_f16_tiles_in_vectors_and_tails(M, N):
+    x = torch.randn(M, N + 5).to(torch.float16)[:, :N]  # rows 5 elements apart
+    out = torch.full((M, N + 3), 9.0, dtype=torch.float16)
+    compiled = half_tile_kernel[(triton.cdiv(M, 16), triton.cdiv(N, 64))](
+        x, out, M, N, x.stride(0), out.stride(0), BM=16, BN=64)
+    expected = torch.full_like(out, 9.0)
+    expected[:, :N] = x * 2
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+    assert "vload_half16" in compiled.asm["cl"] and "vstore_half16_rte" in compiled.asm["cl"]
+
+
+@triton.jit
 def atomic_kernel(ptr, val_ptr, old_ptr, n, N: tl.constexpr, OP: tl.constexpr):
     offs = tl.arange(0, N)
     mask = offs < n

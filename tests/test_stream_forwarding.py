@@ -109,7 +109,10 @@ def test_pipeline_output_prints_both_paths():
     # CPU targets only: GPU-shaped kernels keep their tiles (work_group_sharing.py)
     compiled = scale[(triton.cdiv(1000, 256),)](x, y, 1000, BLOCK=256, opencl_target="cpu")
     source = compiled.asm["cl"]
-    assert "async_work_group_copy" in source and "x_ptr[" in source and "y_ptr[" in source
+    # the direct path reads and writes the arguments (16 elements at a time: the
+    # elementwise loop is vectorized, elementwise_vectors.py)
+    assert "async_work_group_copy" in source
+    assert "vload16(0, x_ptr" in source and "vstore16(" in source and ", y_ptr" in source
     torch.testing.assert_close(y, x * 2.0)
 
 
@@ -154,4 +157,4 @@ def test_overlapping_outputs_follow_program_order():
 
 def test_pipeline_rewrites_are_listed_once():
     names = [r.__name__ for r in pipeline.AFFINE_REWRITES]
-    assert names == ["block_contractions", "forward_streams"]
+    assert names == ["block_contractions", "forward_streams", "vectorize_elementwise"]

@@ -1,17 +1,19 @@
 """Linalg on tensors -> memref stage: the one pass pipeline both frontends share.
 
 The memref stage is documented in docs/memref-stage.md. Every step here is an upstream
-MLIR pass run through `mlir.passmanager`, except two rewrites upstream has no pass for,
-run on the affine loops between the two pass lists (`AFFINE_REWRITES`): register
-blocking of contraction nests (register_blocking.py) and direct global access for full
-tiles of elementwise nests (stream_forwarding.py). This file is the only place the
-pipeline is written down.
+MLIR pass run through `mlir.passmanager`, except three rewrites run on the affine loops
+between the two pass lists (`AFFINE_REWRITES`): register blocking of contraction nests
+(register_blocking.py), direct global access for full tiles of elementwise nests
+(stream_forwarding.py) and vectors for elementwise loops (elementwise_vectors.py;
+upstream's affine-super-vectorize failed on the softmax module when tried). This
+file is the only place the pipeline is written down.
 """
 from __future__ import annotations
 
 from mlir import ir, passmanager
 
 from .ir_dump import dump_after, dump_requested
+from .elementwise_vectors import vectorize_elementwise
 from .register_blocking import block_contractions
 from .stream_forwarding import forward_streams
 from .work_group_sharing import share_work_group
@@ -37,7 +39,7 @@ LINALG_TO_AFFINE = (
     "func.func(buffer-loop-hoisting)",
 )
 # ... AFFINE_REWRITES run here, on affine loops with analyzable accesses ...
-AFFINE_REWRITES = (block_contractions, forward_streams)
+AFFINE_REWRITES = (block_contractions, forward_streams, vectorize_elementwise)
 AFFINE_TO_MEMREF = (
     "lower-affine",
     "canonicalize",

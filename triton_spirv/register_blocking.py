@@ -177,7 +177,7 @@ def _vectorizable(nest: Nest) -> bool:
         name = op.operation.name
         first = {"affine.load": 1, "affine.store": 2}.get(name)
         if first is not None and columns_iv in list(op.operands)[first:]:
-            if not _unit_stride_last(op, first, columns_iv):
+            if not unit_stride_last(op, first, columns_iv):
                 return False
         values = list(op.results) if name != "affine.store" else [op.operands[0]]
         for value in values:
@@ -187,7 +187,7 @@ def _vectorizable(nest: Nest) -> bool:
     return True
 
 
-def _unit_stride_last(op: ir.OpView, first: int, columns_iv: ir.Value) -> bool:
+def unit_stride_last(op: ir.OpView, first: int, columns_iv: ir.Value) -> bool:
     memref = op.operands[first - 1]
     mtype = ir.MemRefType(memref.type)
     strides, _ = mtype.get_strides_and_offset()

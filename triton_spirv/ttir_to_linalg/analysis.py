@@ -212,3 +212,48 @@ def affine_of(v: Value, rank: int) -> Optional[AffineIndex]:
     if v.splat_of is not None and b.is_integer(v.splat_of.type):
         return uniform(b.to_index(v.splat_of), rank)
     return None
+
+
+# ---------------------------------------------------------------------------------------
+# Run-time guards: offsets that are a block only for most programs
+#
+# `(pid * B + arange(B)) % M` (tutorial 03) and `tl.where(offs < M, offs, 0)` (tutorial 09)
+# are `offs` itself for every program whose block lies inside [0, M); only the last one
+# wraps or clamps. The converter versions the kernel on these conditions (versioning.py):
+# the block path where they hold, the gather path where they do not.
+
+
+def affine_bounds(a: AffineIndex, shape):
+    """The smallest and largest element of `a` over a tile of `shape` (index Scalars)."""
+    low, high = a.base, a.base
+    for stride, n in zip(a.strides, shape):
+        span = b.mul(stride, n - 1)
+        low, high = b.add(low, b.smin(0, span)), b.add(high, b.smax(0, span))
+    return low, high
+
+
+def _index_compare(predicate, x, y) -> ir.Value:
+    return arith.cmpi(predicate, b.as_index(x), b.as_index(y))
+
+
+def _all_of(conditions) -> ir.Value:
+    result = conditions[0]
+    for c in conditions[1:]:
+        result = arith.andi(result, c)
+    return result
+
+
+def in_range_guard(a: AffineIndex, shape, modulus) -> ir.Value:
+    """i1: every element of `a` lies in [0, modulus), so `a % modulus` is `a` (signed and
+    unsigned remainders alike: the elements are non-negative)."""
+    low, high = affine_bounds(a, shape)
+    return _all_of([_index_compare(arith.CmpIPredicate.sge, low, 0),
+                    _index_compare(arith.CmpIPredicate.slt, high, modulus)])
+
+
+def full_box_guard(box: Box, shape) -> ir.Value:
+    """i1: the mask `box` is true on the whole tile of `shape`."""
+    conditions = [_index_compare(arith.CmpIPredicate.sle, lo, 0) for lo in box.lo if lo is not None]
+    conditions += [_index_compare(arith.CmpIPredicate.sge, hi, n)
+                   for hi, n in zip(box.hi, shape) if hi is not None]
+    return _all_of(conditions) if conditions else arith.constant(ir.IntegerType.get_signless(1), 1)

@@ -33,6 +33,7 @@ from . import debug
 from . import flat
 from .control_flow import ControlFlowError, lift_control_flow
 from . import choices
+from . import versioning
 from .values import Converted, Pointer, PointerChoice, PointerTensor, Value, flatten, rebuild
 
 
@@ -126,6 +127,10 @@ class KernelConverter:
         self.flat_types = _unique(
             (t for f in reached for t in flat.collect_pointees(f, pointee_of)), key=str)
         self.flat_buffers: Dict[str, ir.Value] = {}
+        # Kernel versioning (versioning.py): how many versioned branches the op being
+        # converted sits in, and how many of them are fallbacks.
+        self.branch_depth = 0
+        self.fallback = 0
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -178,7 +183,7 @@ class KernelConverter:
                         self.set(old, Pointer(new, arith.constant(b.i64(), 0)))
                 else:
                     self.set(old, Value(new))
-            self.convert_block(entry)
+            self.convert_block(entry, top_level=True)
         return kernel
 
     def _hidden_arguments(self):
@@ -202,9 +207,42 @@ class KernelConverter:
             self.assert_record = hidden[len(self.flat_types)]
             kernel.attributes["opencl.asserts"] = debug.asserts_attr(self.asserts)
 
-    def convert_block(self, block: ir.Block):
-        for op in block.operations:
-            self.convert_op(op.operation)
+    def convert_block(self, block: ir.Block, top_level: bool = False):
+        self._convert_ops([op.operation for op in block.operations], top_level)
+
+    def _convert_ops(self, ops, top_level: bool):
+        """Converts `ops` in order. In the kernel's top-level block, an op whose result is
+        a block behind a run-time guard (versioning.py) splits the rest of the kernel."""
+        for i, op in enumerate(ops):
+            if top_level and not self.fallback:
+                with op.location:
+                    guard = versioning.guard_of(self, op)
+                    if guard is not None:
+                        self._convert_versioned(op, ops[i + 1:], *guard)
+                        return
+            self.convert_op(op)
+
+    def _convert_versioned(self, op, rest, condition, block):
+        """`scf.if condition {op as the block; rest} else {op; rest}`, then the kernel's end
+        (the `tt.return` in `rest` ends each branch)."""
+        if_op = scf.IfOp(condition, [], has_else=True)
+        self.branch_depth += 1
+        with ir.InsertionPoint(if_op.then_block):
+            self.convert_op(op)
+            self.set(op.results[0], Value(self.get(op.results[0]).value, affine=block))
+            self._convert_ops(rest, top_level=True)
+        self.fallback += 1  # no further versions inside the fallback: it is the rare path
+        with ir.InsertionPoint(if_op.else_block):
+            self._convert_ops([op] + rest, top_level=False)
+        self.fallback -= 1
+        self.branch_depth -= 1
+        self._end_kernel()
+
+    def _end_kernel(self):
+        if self.branch_depth:
+            scf.YieldOp([])
+        else:
+            func.ReturnOp([])
 
     def convert_op(self, op: ir.Operation):
         handler = HANDLERS.get(op.name)
@@ -791,7 +829,7 @@ class KernelConverter:
             return
         if len(op.operands):
             raise self.error(op, "a kernel cannot return values")
-        func.ReturnOp([])
+        self._end_kernel()
 
     def call(self, op):
         """tt.call (a `noinline` function Triton kept): the callee's body is converted in

@@ -32,9 +32,49 @@ def _slice_along(value: ir.Value, axis: int, start: int, size: int, drop: bool) 
                                  [1] * len(shape)).result
 
 
+# Combines that are associative and commutative (floating-point ones up to rounding,
+# which GPUs reorder as well): a reduction with one of them may run in lanes.
+_LANE_COMBINES = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi",
+                  "arith.ori", "arith.xori", "arith.maxnumf", "arith.minnumf",
+                  "arith.maximumf", "arith.minimumf", "arith.maxsi", "arith.minsi",
+                  "arith.maxui", "arith.minui"}
+LANES = 16
+
+
+def _lane_combine(op, inputs, axis) -> bool:
+    """Whether `op` reduces one tensor along its last, contiguous axis (a multiple of
+    LANES long, at least two rows of lanes) with a single associative, commutative op."""
+    if len(inputs) != 1:
+        return False
+    shape = b.shape_of(inputs[0].type)
+    if axis != len(shape) - 1 or shape[axis] % LANES or shape[axis] < 2 * LANES:
+        return False
+    body = [o.operation for o in op.regions[0].blocks[0].operations]
+    return len(body) == 2 and body[0].name in _LANE_COMBINES
+
+
+def _reduce_in_lanes(conv, op, value: ir.Value, axis: int) -> ir.Value:
+    """`value` [..., n] -> [..., LANES]: lane l combines elements l, l + LANES, ...
+
+    A sequential reduction is one long dependency chain through the accumulator; in
+    lanes the inner loop runs over LANES independent accumulators, which the OpenCL
+    compiler vectorizes. The caller then reduces the lanes as usual."""
+    shape = b.shape_of(value.type)
+    rows = shape[axis] // LANES
+    split = shape[:axis] + [rows, LANES]
+    reassociation = [[d] for d in range(axis)] + [[axis, axis + 1]]
+    split_type = ir.RankedTensorType.get(split, b.element_type(value.type))
+    rowed = tensor.ExpandShapeOp(split_type, value, reassociation, [], split).result
+    first = _slice_along(rowed, axis, 0, 1, drop=True)
+    rest = _slice_along(rowed, axis, 1, rows - 1, drop=False)
+    return _reduce_into(conv, op, [rest], [first], axis, len(split))[0]
+
+
 def reduce(conv, op):
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     inputs = [conv.get_value(op, v).value for v in op.operands]
+    if _lane_combine(op, inputs, axis):
+        inputs = [_reduce_in_lanes(conv, op, inputs[0], axis)]
     shape = b.shape_of(inputs[0].type)
     rank = len(shape)
     out_shape = [s for d, s in enumerate(shape) if d != axis]
