@@ -218,7 +218,8 @@ def matches(spec, candidate) -> bool:
 
 
 def _match_rank(spec, candidate):
-    """0 (exact) to 2 (inside a name), or None where `spec` does not match."""
+    """0 (exact) to 2 (inside a name), 3 (inside a vendor or version string), or None
+    where `spec` does not match."""
     platform_index, device_index, platform, device = candidate
     spec = spec.strip()
     indices = re.fullmatch(r"(\d+):(\d+)", spec)
@@ -230,7 +231,13 @@ def _match_rank(spec, candidate):
         return 0
     if any(name.startswith(wanted) for name in names):
         return 1
-    return 2 if wanted in f"{names[1]} / {names[0]}" else None
+    if wanted in f"{names[1]} / {names[0]}":
+        return 2
+    # Vendor and version strings name the implementation ("The pocl project",
+    # "OpenCL 3.0 PoCL ..."), which the platform and device names may not.
+    described = " / ".join(str(getattr(obj, attr, "")).strip().lower()
+                           for obj in (platform, device) for attr in ("vendor", "version"))
+    return 3 if wanted in described else None
 
 
 def _no_device_message(spec, platforms, found, candidates, errors):

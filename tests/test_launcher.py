@@ -395,14 +395,18 @@ def test_name_selection_prefers_exact_and_leading_matches():
     sits inside PoCL's device name: the exact name wins whatever the listing order."""
     from types import SimpleNamespace as NS
     from launcher.device import _best_matches_first
-    pocl = (0, 0, NS(name="Portable Computing Language"), NS(name="pthread-skylake-avx512-AMD EPYC"))
-    intel = (1, 0, NS(name="Intel(R) OpenCL"), NS(name="AMD EPYC"))
+    pocl = (0, 0, NS(name="Portable Computing Language", vendor="The pocl project"),
+            NS(name="pthread-skylake-avx512-AMD EPYC", version="OpenCL 3.0 PoCL HSTR: pthread"))
+    intel = (1, 0, NS(name="Intel(R) OpenCL", vendor="Intel(R) Corporation"), NS(name="AMD EPYC"))
     assert _best_matches_first("AMD EPYC", [pocl, intel]) == [intel, pocl]
     assert _best_matches_first("amd ep", [pocl, intel]) == [intel, pocl]
     assert _best_matches_first("pthread", [pocl, intel]) == [pocl]
     assert _best_matches_first("epyc", [pocl, intel]) == [pocl, intel]     # listing order
     assert _best_matches_first("1:0", [pocl, intel]) == [intel]
     assert _best_matches_first("nvidia", [pocl, intel]) == []
+    # Implementation names live in vendor and version strings, after every name match.
+    assert _best_matches_first("pocl", [pocl, intel]) == [pocl]
+    assert _best_matches_first("intel", [pocl, intel]) == [intel]
 
 
 def test_no_device_in_a_fresh_process(dev):
