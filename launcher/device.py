@@ -23,6 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .build import build_quietly
 from .errors import NoOpenCLDeviceError
 from .profile import profiling_enabled
 
@@ -287,10 +288,10 @@ def _probe(cl, context, queue, identity):
     binary = _stored_probe_binary(identity)
     if binary is not None:
         try:
-            return _run_probe(cl, context, queue, cl.Program(context, context.devices, [binary]).build())
+            return _run_probe(cl, context, queue, build_quietly(cl.Program(context, context.devices, [binary])))
         except Exception:
             pass  # decided by the source below
-    program = cl.Program(context, _PROBE_SOURCE).build()
+    program = build_quietly(cl.Program(context, _PROBE_SOURCE))
     zero_copy = _run_probe(cl, context, queue, program)
     _store_probe_binary(cl, identity, program)
     return zero_copy

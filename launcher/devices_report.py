@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import device as _device
+from .build import build_quietly
 
 _SUBGROUP_EXTENSIONS = ("cl_khr_subgroups", "cl_intel_subgroups", "cl_intel_required_subgroup_size")
 
@@ -70,7 +71,7 @@ def _sub_group_width(cl, opened):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = cl.Program(opened.context, _device._PROBE_SOURCE).build()
+            program = build_quietly(cl.Program(opened.context, _device._PROBE_SOURCE))
         kernel = cl.Kernel(program, "triton_opencl_probe")
         return int(kernel.get_sub_group_info(
             opened.device, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, (256,)))

@@ -20,6 +20,7 @@ import hashlib
 import logging
 import os
 
+from .build import build_quietly
 from .errors import OpenCLBuildError
 
 PROGRAM_ENV = "TRITON_SPIRV_PROGRAM"
@@ -80,7 +81,7 @@ def build_il(dev, il: bytes, name: str, options=()):
     cl = _cl()
     program = cl.Program(dev.context, il)
     try:
-        return program.build(options=list(options), devices=[dev.device])
+        return build_quietly(program, options, devices=[dev.device])
     except cl.Error as exc:
         try:
             driver_log = program.get_build_info(dev.device, cl.program_build_info.LOG).strip()

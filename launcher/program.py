@@ -7,9 +7,9 @@ millisecond instead of a full OpenCL C compile) and otherwise builds the source.
 """
 
 import hashlib
-import warnings
 import re
 
+from .build import build_quietly
 from .device import OpenCLDevice, get_device
 from .errors import OpenCLBuildError
 from .il import build_il, il_hash
@@ -21,10 +21,6 @@ from .il import build_il, il_hash
 _LOG_POSITION = re.compile(r"(?:<source>|<kernel>|<stdin>|<input>|[\w./\\~-]*\.cl):(\d+)(?::\d+)?:"
                            r"|^\d+:(\d+):\d+: (?:fatal error|error|warning|note):", re.MULTILINE)
 _MAX_QUOTED_LINES = 10
-# Warnings about generated code are nothing a user can act on, and the OpenCL compiler
-# prints them on stderr at every build (PoCL notes the ABI of float16 values on CPUs
-# without AVX-512). Errors are still reported in full.
-_ALWAYS_OPTIONS = ("-w",)
 
 
 def source_hash(source):
@@ -100,18 +96,7 @@ def _build_from_source(dev, source, options, name):
 
 
 def _build(program, dev, options):
-    """Builds without pyopencl's own disk cache (Triton's cache keeps our binaries; with
-    both, a driver that refuses a cached binary reaches a pyopencl error path that
-    fails on its own) and without its warning about compiler output: a failed build
-    raises with the log, and a successful one's notes (Intel prints some) are noise."""
-    cl = _cl()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", cl.CompilerWarning)
-        return program.build(options=_with_defaults(options), devices=[dev.device], cache_dir=False)
-
-
-def _with_defaults(options):
-    return list(options) + [o for o in _ALWAYS_OPTIONS if o not in options]
+    return build_quietly(program, options, devices=[dev.device])
 
 
 def _build_log(program, dev, exc):

@@ -22,6 +22,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import libdevice
 from mlir import ir
 
 import ttir_kernels as tk
@@ -35,6 +36,7 @@ from triton_spirv.spirv.casts import saturate_float_to_int
 from triton_spirv.spirv.flatten import SpirvStageError, flatten_buffers
 from triton_spirv.spirv.half_types import bf16_buffers_as_i16
 from triton_spirv.spirv.index_width import widen_index
+from triton_spirv.spirv.tanh import expand_f32_tanh
 from triton_spirv.stages import new_context
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -194,6 +196,94 @@ func.func @k(%x: memref<?xf32>, %v: f32, %i: index) {
     assert "arith.addf" in out and "arith.maximumf" in out
     assert out.count("arith.bitcast") == 4       # old and current bits, per loop
     assert "memref.extract_aligned_pointer_as_index" in out
+
+
+def test_f32_tanh_becomes_the_emitter_formula():
+    """f32 tanh (scalar and vector) becomes the OpenCL C emitter's helper, op for op;
+    f64 keeps math.tanh (the driver's, as in OpenCL C)."""
+    text = """
+func.func @k(%x: f32, %v: vector<4xf32>, %d: f64) -> (f32, vector<4xf32>, f64) {
+  %t = math.tanh %x : f32
+  %u = math.tanh %v : vector<4xf32>
+  %w = math.tanh %d : f64
+  return %t, %u, %w : f32, vector<4xf32>, f64
+}
+"""
+    out = _rewritten(text, lambda module: expand_f32_tanh(module.body.operations[0].operation))
+    assert out.count("math.tanh") == 1 and "math.tanh %arg2 : f64" in out
+    scalar, vector = out.split("math.absf")[1:3]
+    assert "arith.constant 9.500000e+00 : f32" in scalar      # |x| clamped where tanh rounds to 1
+    assert "arith.constant 0x4B400000 : f32" in scalar        # 1.5 * 2^23 rounds k to an integer
+    assert "arith.cmpf oge" in scalar and "arith.constant 0.899999976 : f32" in scalar
+    assert "arith.constant -2147483648 : i32" in scalar       # the sign of x, copied
+    assert scalar.count("math.fma") == 6 + 2 + 7              # the two polynomials, r = y - k ln 2
+    assert "arith.constant dense<9.500000e+00> : vector<4xf32>" in vector
+    assert "arith.fptosi %" in vector and ": vector<4xf32> to vector<4xi32>" in vector
+
+
+CALLS_WITHOUT_SPIRV = """
+module {
+  func.func private @opencl_cospi_f32_f32(f32) -> f32
+  func.func @k(%x: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %a = memref.load %x[%c0] : memref<?xf32>
+    %c = func.call @opencl_cospi_f32_f32(%a) {opencl.call = "cospi"} : (f32) -> f32 loc("k.py":7:5)
+    memref.store %c, %x[%c0] : memref<?xf32>
+    return
+  }
+}"""
+
+
+def test_opencl_builtin_call_is_an_error_naming_op_and_line():
+    """libdevice calls printed as OpenCL C builtins have no SPIR-V instruction here."""
+    from triton_spirv.spirv import lower_to_spirv
+    with new_context():
+        module = ir.Module.parse(CALLS_WITHOUT_SPIRV)
+        with pytest.raises(SpirvStageError, match=r"^func.call at k.py:7: calls the OpenCL C function "
+                                                  r"'cospi', which SPIR-V has no instruction for$"):
+            lower_to_spirv(module)
+
+
+@triton.jit
+def _cospi_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, libdevice.cospi(tl.load(x_ptr + offs)))
+
+
+@needs_spirv_device
+def test_libdevice_call_raises_in_spirv_mode_and_runs_from_c_in_auto(monkeypatch):
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    x = torch.linspace(-2, 2, 16)
+    with pytest.raises(SpirvStageError, match=r"kernel '_?cospi_kernel': func.call at .*test_spirv.py:\d+: "
+                                              r"calls the OpenCL C function 'cospi'"):
+        _cospi_kernel[(1,)](x.clone(), BLOCK=16, program="spirv")
+    out = x.clone()
+    _cospi_kernel[(1,)](out, BLOCK=16, program="auto")
+    torch.testing.assert_close(out, torch.cos(torch.pi * x.double()).float(), rtol=0, atol=2e-7)
+
+
+@triton.jit
+def _tanh_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, libdevice.tanh(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+
+
+@needs_spirv_device
+def test_tanh_from_spirv_is_the_opencl_c_helper(monkeypatch):
+    """Same bits from both program formats, exactly +-1 in the tails (fp64 reference)."""
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    x = torch.cat([torch.linspace(-12, 12, 20001), torch.tensor([0.0, -0.0, float("inf"), -float("inf")])])
+    outs = {}
+    for mode in ("source", "spirv"):
+        outs[mode] = torch.empty_like(x)
+        compiled = _tanh_kernel[(triton.cdiv(x.numel(), 1024),)](x, outs[mode], x.numel(), BLOCK=1024,
+                                                                 program=mode)
+    assert "CL.tanh" not in compiled.asm["spvasm"]
+    assert torch.equal(outs["spirv"], outs["source"])
+    exact = torch.tanh(x.double()).float()
+    assert torch.equal(outs["spirv"][exact.abs() == 1], exact[exact.abs() == 1])
+    torch.testing.assert_close(outs["spirv"], exact, rtol=1.2e-7, atol=1e-45)
 
 
 # --- every kernel family: SPIR-V against OpenCL C on the same device ------------------

@@ -212,9 +212,10 @@ _SUB_GROUP_PROBE = "__kernel void sub_group_probe(__global int* x) { x[get_globa
 def _compiled_sub_group_size(cl, device) -> tuple[int, ...]:
     """Devices with sub-groups but no list of sizes: the size the compiler picks for a
     plain kernel in a work-group of the preferred size."""
+    from launcher.build import build_quietly
     d = device.device
     try:
-        kernel = cl.Kernel(cl.Program(device.context, _SUB_GROUP_PROBE).build(), "sub_group_probe")
+        kernel = cl.Kernel(build_quietly(cl.Program(device.context, _SUB_GROUP_PROBE)), "sub_group_probe")
         local = min(256, int(d.max_work_group_size))
         return (int(kernel.get_sub_group_info(
             d, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, (local,))),)

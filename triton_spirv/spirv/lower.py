@@ -4,6 +4,7 @@
     half_types.py                       bf16 buffers as i16, f16/bf16 scalar arguments as f32
     widen_index (index_width.py)        `index` -> i64, so all conversions agree on it
     casts.py                            saturating fptosi/fptoui, math.trunc
+    tanh.py                             f32 math.tanh as the OpenCL C emitter's exact helper
     atomics.py                          atomics -> compare-exchange loops around a helper
     math-expand-ops, arith-expand,      ops without an OpenCL SPIR-V pattern; fold and
     canonicalize, cse, licm             hoist the index arithmetic
@@ -14,6 +15,9 @@
     build_compare_exchange              the atomics helpers' bodies, spirv dialect builders
     spirv-lower-abi-attrs, -update-vce  entry point, local size, minimal capabilities
     gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
+
+Kernels that call a function without a body (calls.py: libdevice functions the
+OpenCL C emitter prints as builtins or helpers) are an error before any of this.
 
 Everything runs through the MLIR Python bindings in one context. Upstream's spirv
 dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so `memref.copy` becomes loops
@@ -26,11 +30,13 @@ from dataclasses import dataclass
 from mlir import ir, passmanager
 from mlir.dialects import gpu
 
+from .calls import check_no_external_calls
 from .flatten import SpirvStageError, flatten_buffers, local_size
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
 from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16
 from .index_width import widen_index
+from .tanh import expand_f32_tanh
 
 # What the module may use; spirv-update-vce then declares only what it does use.
 # SPIR-V 1.0 with the OpenCL memory model: every OpenCL 2.1+/3.0 driver that reports
@@ -131,12 +137,14 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
     """Lowers a memref-stage module in place and serializes its one kernel (named
     `entry_name` when given)."""
     with module.context:
+        check_no_external_calls(module)
         flatten_buffers(module)
         for func in _funcs(module):
             bf16_buffers_as_i16(func)
             widen_index(func)
             saturate_float_to_int(func)
             expand_trunc(func)
+            expand_f32_tanh(func)
         atomics_as_compare_exchange_loops(module)
         _run(module, CLEANUP, "clean-up after flattening")
         check_no_bf16(module)
