@@ -262,6 +262,81 @@ def test_libdevice_call_raises_in_spirv_mode_and_runs_from_c_in_auto(monkeypatch
     torch.testing.assert_close(out, torch.cos(torch.pi * x.double()).float(), rtol=0, atol=2e-7)
 
 
+FP8_CONVERSION = """
+module {
+  func.func @k(%x: memref<?xf8E5M2>, %y: memref<?xf32>) {
+    %c0 = arith.constant 0 : index
+    %a = memref.load %x[%c0] : memref<?xf8E5M2> loc("k.py":6:9)
+    %b = arith.extf %a : f8E5M2 to f32 loc("k.py":7:9)
+    memref.store %b, %y[%c0] : memref<?xf32>
+    return
+  }
+}"""
+
+FP8_COPY = """
+module {
+  func.func @k(%x: memref<?xf8E4M3FN>, %y: memref<?xf8E4M3FN>) {
+    %c0 = arith.constant 0 : index
+    %a = memref.load %x[%c0] : memref<?xf8E4M3FN> loc("k.py":6:9)
+    memref.store %a, %y[%c0] : memref<?xf8E4M3FN> loc("k.py":7:5)
+    return
+  }
+}"""
+
+
+FP8_DOT_BODY = """
+module {
+  func.func @k(%x: memref<4xf8E5M2>, %y: memref<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %i = %c0 to %c4 step %c1 {
+      %a = memref.load %x[%i] : memref<4xf8E5M2> loc("k.py":9:13)
+      %b = arith.extf %a : f8E5M2 to f32 loc(unknown)
+      %s = memref.load %y[] : memref<f32> loc("k.py":9:13)
+      %t = arith.addf %s, %b : f32 loc(unknown)
+      memref.store %t, %y[] : memref<f32> loc("k.py":9:13)
+    } loc("k.py":9:13)
+    return
+  }
+}"""
+
+
+@pytest.mark.parametrize("text, expected", [
+    (FP8_CONVERSION, r"^arith.extf at k.py:7: converts f8E5M2 to f32, and fp8 has no SPIR-V conversion"),
+    (FP8_COPY, r"^memref.load at k.py:6: uses a value of type memref<\?xf8E4M3FN>, and fp8 has no SPIR-V conversion"),
+    # A linalg body's ops come out of bufferization without a location: the loop's line.
+    (FP8_DOT_BODY, r"^arith.extf at k.py:9: converts f8E5M2 to f32, and fp8 has no SPIR-V conversion"),
+], ids=["conversion", "copy", "unlocated_in_loop"])
+def test_fp8_is_an_error_naming_op_and_line(text, expected):
+    """fp8 values are bytes converted by the OpenCL C emitter's helpers; before any
+    upstream conversion (whose verifier would reject an FConvert of an i8, with no
+    line), the stage names the conversion, or else the first op with an fp8 value."""
+    from triton_spirv.spirv import lower_to_spirv
+    with new_context():
+        module = ir.Module.parse(text)
+        with pytest.raises(SpirvStageError, match=expected):
+            lower_to_spirv(module)
+
+
+@triton.jit
+def _fp8_round_trip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e5).to(tl.float32))
+
+
+@needs_spirv_device
+def test_fp8_raises_in_spirv_mode_and_runs_from_c_in_auto(monkeypatch):
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    x = torch.linspace(-3, 3, 16)
+    out = torch.empty_like(x)
+    with pytest.raises(SpirvStageError, match=r"kernel '_?fp8_round_trip_kernel': arith.truncf at "
+                                              r".*test_spirv.py:\d+: converts f32 to f8E5M2"):
+        _fp8_round_trip_kernel[(1,)](x, out, BLOCK=16, program="spirv")
+    _fp8_round_trip_kernel[(1,)](x, out, BLOCK=16, program="auto")
+    assert torch.equal(out, x.to(torch.float8_e5m2).float())
+
+
 @triton.jit
 def _tanh_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -50,8 +50,20 @@ class SpirvStageError(Exception):
 
 
 def error_at(op, why: str) -> SpirvStageError:
-    where = source_line(op.location)
+    where = _enclosing_source_line(op.operation)
     return SpirvStageError(f"{op.operation.name} at {where or 'unknown location'}: {why}")
+
+
+def _enclosing_source_line(op):
+    """The source line of `op`, or else of the nearest op around it: the ops of a
+    linalg body (a dot's multiply-add) come out of bufferization without a location,
+    the loops around them keep the line of the linalg op."""
+    while op is not None:
+        where = source_line(op.location)
+        if where:
+            return where
+        op = op.parent
+    return None
 
 
 class Index:

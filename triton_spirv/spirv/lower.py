@@ -17,7 +17,8 @@
     gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
 
 Kernels that call a function without a body (calls.py: libdevice functions the
-OpenCL C emitter prints as builtins or helpers) are an error before any of this.
+OpenCL C emitter prints as builtins or helpers) are an error before any of this, and
+so are kernels with fp8 values (fp8.py: no conversion of them yet).
 
 Everything runs through the MLIR Python bindings in one context. Upstream's spirv
 dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so `memref.copy` becomes loops
@@ -32,6 +33,7 @@ from mlir.dialects import gpu
 
 from .calls import check_no_external_calls
 from .flatten import SpirvStageError, flatten_buffers, local_size
+from .fp8 import check_no_fp8
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
 from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16
@@ -138,6 +140,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
     `entry_name` when given)."""
     with module.context:
         check_no_external_calls(module)
+        check_no_fp8(module)
         flatten_buffers(module)
         for func in _funcs(module):
             bf16_buffers_as_i16(func)
