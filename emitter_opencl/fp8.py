@@ -48,11 +48,14 @@ FORMATS = {
 }
 KINDS = tuple(FORMATS)
 
-# Decoding the all-ones exponent / the special patterns, per kind of specials.
+# Decoding the all-ones exponent / the special patterns, per kind of specials. NaN is
+# the canonical quiet NaN, not the driver's NAN (Intel's is 0x7fffffff), so that every
+# device and the SPIR-V stage (triton_spirv/spirv/fp8_bits.py) decode the same bits.
+_QUIET_NAN = "as_float(0x7fc00000u)"
 _DECODE_SPECIALS = {
-    "ieee": "  if (exponent == {emax}u)\n    value = mantissa ? NAN : INFINITY;\n",
-    "fn": "  if ((bits & 0x7fu) == 0x7fu)\n    value = NAN;\n",
-    "fnuz": "  if (bits == 0x80u)\n    return NAN;\n",
+    "ieee": "  if (exponent == {emax}u)\n    value = mantissa ? " + _QUIET_NAN + " : INFINITY;\n",
+    "fn": "  if ((bits & 0x7fu) == 0x7fu)\n    value = " + _QUIET_NAN + ";\n",
+    "fnuz": "  if (bits == 0x80u)\n    return " + _QUIET_NAN + ";\n",
 }
 # The byte a NaN encodes to (the sign bit is added for ieee / fn formats).
 _NAN_BITS = {"ieee": "0x7fu", "fn": "0x7fu", "fnuz": "0x80u"}

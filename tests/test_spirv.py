@@ -34,6 +34,7 @@ from test_tutorials import load_tutorial
 from triton_spirv.spirv.atomics import atomics_as_compare_exchange_loops
 from triton_spirv.spirv.casts import saturate_float_to_int
 from triton_spirv.spirv.flatten import SpirvStageError, flatten_buffers
+from triton_spirv.spirv.fp8 import fp8_values_as_f32
 from triton_spirv.spirv.half_types import bf16_buffers_as_i16
 from triton_spirv.spirv.index_width import widen_index
 from triton_spirv.spirv.tanh import expand_f32_tanh
@@ -63,6 +64,11 @@ def _rewritten(text: str, rewrite) -> str:
         rewrite(module)
         module.operation.verify()
         return str(module)
+
+
+def _rewritten_func(text: str, rewrite) -> str:
+    """`text` after `rewrite` of its first function."""
+    return _rewritten(text, lambda module: rewrite(module.body.operations[0].operation))
 
 
 VIEWS_AND_COPY = """
@@ -124,9 +130,7 @@ func.func @k(%x: memref<?xbf16>, %s: f16) {
   return
 }
 """
-    def rewrite(module):
-        bf16_buffers_as_i16(module.body.operations[0].operation)
-    out = _rewritten(text, rewrite)
+    out = _rewritten_func(text, bf16_buffers_as_i16)
     assert "func.func @k(%arg0: memref<?xi16>, %arg1: f32)" in out
     assert "arith.truncf %arg1 : f32 to f16" in out              # the launcher passes float
     assert "memref.alloc() : memref<8xi16, 3>" in out
@@ -262,27 +266,61 @@ def test_libdevice_call_raises_in_spirv_mode_and_runs_from_c_in_auto(monkeypatch
     torch.testing.assert_close(out, torch.cos(torch.pi * x.double()).float(), rtol=0, atol=2e-7)
 
 
-FP8_CONVERSION = """
+def test_fp8_values_become_f32_and_buffers_bytes():
+    """As in the OpenCL C emitter: i8 buffers, f32 values of the format, the conversions
+    as bit arithmetic (decode on loads and i8 -> fp8 bitcasts, round on truncf, encode on
+    stores and fp8 -> i8 bitcasts), never an fp8 type left for upstream's conversions."""
+    text = """
+func.func @k(%x: memref<?xf8E5M2>, %y: memref<?xi8>, %z: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %tile = memref.alloc() : memref<8xf8E4M3FNUZ, 3>
+  %one = arith.constant 1.0 : f8E5M2
+  %v = memref.load %x[%c0] : memref<?xf8E5M2>
+  %w = arith.extf %v : f8E5M2 to f32
+  %t = arith.truncf %w toward_zero : f32 to f8E4M3FNUZ
+  memref.store %t, %tile[%c0] : memref<8xf8E4M3FNUZ, 3>
+  %b = arith.bitcast %one : f8E5M2 to i8
+  memref.store %b, %y[%c0] : memref<?xi8>
+  %r = memref.load %y[%c0] : memref<?xi8>
+  %f = arith.bitcast %r : i8 to f8E5M2
+  %d = arith.extf %f : f8E5M2 to f64
+  memref.store %d, %z[%c0] : memref<?xf64>
+  return
+}
+"""
+    out = _rewritten_func(text, fp8_values_as_f32)
+    assert "f8E" not in out
+    assert "func.func @k(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xf64>)" in out
+    assert "memref.alloc() : memref<8xi8, 3>" in out
+    assert "arith.constant 1.000000e+00 : f32" in out
+    assert out.count("math.trunc") == 1                 # truncf toward_zero
+    assert out.count("math.roundeven") == 2             # encodes round to nearest even first
+    assert out.count("arith.extui") == 2                # decodes: the load and the bitcast
+    assert "arith.extf %" in out and ": f32 to f64" in out
+
+
+FP8_ATOMIC = """
 module {
-  func.func @k(%x: memref<?xf8E5M2>, %y: memref<?xf32>) {
+  func.func @k(%x: memref<?xf8E5M2>, %v: f32) {
     %c0 = arith.constant 0 : index
-    %a = memref.load %x[%c0] : memref<?xf8E5M2> loc("k.py":6:9)
-    %b = arith.extf %a : f8E5M2 to f32 loc("k.py":7:9)
-    memref.store %b, %y[%c0] : memref<?xf32>
+    %m = memref.generic_atomic_rmw %x[%c0] : memref<?xf8E5M2> {
+    ^bb0(%cur: f8E5M2):
+      %n = arith.truncf %v : f32 to f8E5M2
+      memref.atomic_yield %n : f8E5M2
+    } loc("k.py":6:9)
     return
   }
 }"""
 
-FP8_COPY = """
+FP8_VECTOR = """
 module {
   func.func @k(%x: memref<?xf8E4M3FN>, %y: memref<?xf8E4M3FN>) {
     %c0 = arith.constant 0 : index
-    %a = memref.load %x[%c0] : memref<?xf8E4M3FN> loc("k.py":6:9)
-    memref.store %a, %y[%c0] : memref<?xf8E4M3FN> loc("k.py":7:5)
+    %a = vector.load %x[%c0] : memref<?xf8E4M3FN>, vector<4xf8E4M3FN> loc("k.py":7:9)
+    vector.store %a, %y[%c0] : memref<?xf8E4M3FN>, vector<4xf8E4M3FN> loc("k.py":8:5)
     return
   }
 }"""
-
 
 FP8_DOT_BODY = """
 module {
@@ -295,7 +333,8 @@ module {
       %b = arith.extf %a : f8E5M2 to f32 loc(unknown)
       %s = memref.load %y[] : memref<f32> loc("k.py":9:13)
       %t = arith.addf %s, %b : f32 loc(unknown)
-      memref.store %t, %y[] : memref<f32> loc("k.py":9:13)
+      %u = vector.broadcast %t : f32 to vector<2xf32> loc(unknown)
+      %w = arith.truncf %u : vector<2xf32> to vector<2xf8E5M2> loc(unknown)
     } loc("k.py":9:13)
     return
   }
@@ -303,15 +342,17 @@ module {
 
 
 @pytest.mark.parametrize("text, expected", [
-    (FP8_CONVERSION, r"^arith.extf at k.py:7: converts f8E5M2 to f32, and fp8 has no SPIR-V conversion"),
-    (FP8_COPY, r"^memref.load at k.py:6: uses a value of type memref<\?xf8E4M3FN>, and fp8 has no SPIR-V conversion"),
+    (FP8_ATOMIC, r"^memref.generic_atomic_rmw at k.py:6: atomics on fp8 elements are not supported"),
+    (FP8_VECTOR, r"^vector.load at k.py:7: uses a value of type vector<4xf8E4M3FN>, and fp8 has no "
+                 r"SPIR-V conversion"),
     # A linalg body's ops come out of bufferization without a location: the loop's line.
-    (FP8_DOT_BODY, r"^arith.extf at k.py:9: converts f8E5M2 to f32, and fp8 has no SPIR-V conversion"),
-], ids=["conversion", "copy", "unlocated_in_loop"])
-def test_fp8_is_an_error_naming_op_and_line(text, expected):
-    """fp8 values are bytes converted by the OpenCL C emitter's helpers; before any
-    upstream conversion (whose verifier would reject an FConvert of an i8, with no
-    line), the stage names the conversion, or else the first op with an fp8 value."""
+    (FP8_DOT_BODY, r"^arith.truncf at k.py:9: converts vector<2xf32> to vector<2xf8E5M2>, and fp8 has "
+                   r"no SPIR-V conversion"),
+], ids=["atomic", "vector", "unlocated_in_loop"])
+def test_unconverted_fp8_is_an_error_naming_op_and_line(text, expected):
+    """What the fp8 rewrite leaves (vectors of fp8, fp8 atomics) is named before
+    upstream's conversions (whose verifier would reject an FConvert of an i8, with no
+    line)."""
     from triton_spirv.spirv import lower_to_spirv
     with new_context():
         module = ir.Module.parse(text)
@@ -320,21 +361,46 @@ def test_fp8_is_an_error_naming_op_and_line(text, expected):
 
 
 @triton.jit
-def _fp8_round_trip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e5).to(tl.float32))
+def _fp8_round_trip_kernel(x_ptr, bits_ptr, out_ptr, n, FP8: tl.constexpr, ROUNDING: tl.constexpr,
+                           BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    y = tl.load(x_ptr + offs, mask=mask).to(FP8, fp_downcast_rounding=ROUNDING)
+    tl.store(bits_ptr + offs, y.to(tl.uint8, bitcast=True), mask=mask)
+    decoded = tl.load(bits_ptr + offs, mask=mask).to(FP8, bitcast=True).to(tl.float32)
+    tl.store(out_ptr + offs, decoded, mask=mask)
+
+
+def _fp8_sweep() -> torch.Tensor:
+    """f32 values at every f32 exponent with several mantissas each (ties and
+    neighbours of fp8 values among them), both signs: zeros, subnormals, infinities and
+    NaNs with various payloads included."""
+    exponents = torch.arange(256, dtype=torch.int64) << 23
+    mantissas = torch.tensor([0, 1, 0x80000, 0x100000, 0x180000, 0x200000, 0x280000, 0x7fffff],
+                             dtype=torch.int64)
+    bits = (exponents[:, None] | mantissas[None, :]).flatten()
+    bits = torch.cat([bits, bits | (1 << 31)])
+    return bits.to(torch.int64).to(torch.int32).view(torch.float32)
 
 
 @needs_spirv_device
-def test_fp8_raises_in_spirv_mode_and_runs_from_c_in_auto(monkeypatch):
+@pytest.mark.parametrize("fp8", ["float8e5", "float8e4nv", "float8e4b8", "float8e5b16", "float8e4b15"])
+@pytest.mark.parametrize("rounding", ["rtne", "rtz"])
+def test_fp8_from_spirv_gives_the_opencl_c_bits(fp8, rounding, monkeypatch):
+    """Rounding, encoding and decoding in SPIR-V give the OpenCL C helpers' bits, NaN
+    payloads and signs of zeros included (test_lang_fp8.py checks the values against
+    torch in either format)."""
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-    x = torch.linspace(-3, 3, 16)
-    out = torch.empty_like(x)
-    with pytest.raises(SpirvStageError, match=r"kernel '_?fp8_round_trip_kernel': arith.truncf at "
-                                              r".*test_spirv.py:\d+: converts f32 to f8E5M2"):
-        _fp8_round_trip_kernel[(1,)](x, out, BLOCK=16, program="spirv")
-    _fp8_round_trip_kernel[(1,)](x, out, BLOCK=16, program="auto")
-    assert torch.equal(out, x.to(torch.float8_e5m2).float())
+    x = torch.cat([_fp8_sweep(), torch.linspace(-500, 500, 4001)])
+    results = {}
+    for mode in ("source", "spirv"):
+        bits = torch.empty(x.numel(), dtype=torch.uint8)
+        out = torch.empty_like(x)
+        _fp8_round_trip_kernel[(triton.cdiv(x.numel(), 1024),)](
+            x, bits, out, x.numel(), FP8=getattr(tl, fp8), ROUNDING=rounding, BLOCK=1024, program=mode)
+        results[mode] = (bits, out.view(torch.int32))
+    assert torch.equal(results["spirv"][0], results["source"][0])
+    assert torch.equal(results["spirv"][1], results["source"][1])
 
 
 @triton.jit

@@ -40,10 +40,7 @@ def bf16_buffers_as_i16(func) -> None:
     """Rewrites `func` (flattened: buffers are arguments and allocs) in place."""
     entry = func.regions[0].blocks[0]
     _scalar_arguments_as_f32(func, entry)
-    for arg in entry.arguments:
-        if _bf16_to_i16(arg.type):
-            arg.set_type(_bf16_to_i16(arg.type))
-    _update_signature(func, entry)
+    retype_arguments(func, _bf16_to_i16)
     ops: list = []
 
     def collect(op):
@@ -87,6 +84,16 @@ def _scalar_arguments_as_f32(func, entry) -> None:
             with ir.InsertionPoint(first), first.location:
                 value = arith.truncf(narrow, arg)
             arg.replace_all_uses_except(value, value.owner.operation)
+
+
+def retype_arguments(func, new_type) -> None:
+    """Gives each argument of `func` the type `new_type` returns for its type (None:
+    unchanged), in the signature too."""
+    entry = func.regions[0].blocks[0]
+    for arg in entry.arguments:
+        if new_type(arg.type):
+            arg.set_type(new_type(arg.type))
+    _update_signature(func, entry)
 
 
 def _update_signature(func, entry) -> None:

@@ -1,6 +1,8 @@
 """Memref stage -> SPIR-V (the `spv` stage) with upstream MLIR's SPIR-V dialect.
 
     flatten_buffers (flatten.py)        views and copies -> flat buffers, index arithmetic
+    fp8_values_as_f32 (fp8.py)          fp8 buffers as i8, values as f32, conversions as bit
+                                        arithmetic (the OpenCL C emitter's helpers)
     half_types.py                       bf16 buffers as i16, f16/bf16 scalar arguments as f32
     widen_index (index_width.py)        `index` -> i64, so all conversions agree on it
     casts.py                            saturating fptosi/fptoui, math.trunc
@@ -17,8 +19,7 @@
     gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
 
 Kernels that call a function without a body (calls.py: libdevice functions the
-OpenCL C emitter prints as builtins or helpers) are an error before any of this, and
-so are kernels with fp8 values (fp8.py: no conversion of them yet).
+OpenCL C emitter prints as builtins or helpers) are an error before any of this.
 
 Everything runs through the MLIR Python bindings in one context. Upstream's spirv
 dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so `memref.copy` becomes loops
@@ -33,7 +34,7 @@ from mlir.dialects import gpu
 
 from .calls import check_no_external_calls
 from .flatten import SpirvStageError, flatten_buffers, local_size
-from .fp8 import check_no_fp8
+from .fp8 import check_no_fp8, fp8_values_as_f32
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
 from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16
@@ -140,15 +141,16 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
     `entry_name` when given)."""
     with module.context:
         check_no_external_calls(module)
-        check_no_fp8(module)
         flatten_buffers(module)
         for func in _funcs(module):
+            fp8_values_as_f32(func)
             bf16_buffers_as_i16(func)
             widen_index(func)
             saturate_float_to_int(func)
             expand_trunc(func)
             expand_f32_tanh(func)
         atomics_as_compare_exchange_loops(module)
+        check_no_fp8(module)
         _run(module, CLEANUP, "clean-up after flattening")
         check_no_bf16(module)
         kernels_in_gpu_module(module, entry_name)
