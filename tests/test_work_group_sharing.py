@@ -373,15 +373,19 @@ def test_gpu_shaped_kernels_are_race_free_under_oclgrind(tmp_path, family):
 
 @needs_oclgrind
 def test_oclgrind_catches_a_missing_barrier(tmp_path):
-    # softmax: work-item 0 reduces the row into a __local scalar that every work-item
-    # then reads; without the barrier after that section the reads race with its writes.
+    # softmax: work-item 0 combines the row's partial results into a __local scalar that
+    # every work-item then reads; without the barrier after that section the reads race
+    # with its write. (Other barriers of the kernel, e.g. between tree-reduction steps of
+    # lanes that no later step reads, are not the planted one.)
     compiled, grid, args, _result, _expected = softmax_case()
     source = compiled.asm["cl"]
-    section_end = re.search(r"if \(\w+\) \{\n(?:    .*\n)*  \}\n  barrier\(CLK_LOCAL_MEM_FENCE \| "
-                            r"CLK_GLOBAL_MEM_FENCE\);\n", source)
+    work_item_0 = re.search(r"  bool (\w+) = lid_x == 0;\n", source)
+    assert work_item_0, source
+    section_end = re.search(r"  if \(%s\) \{\n(?:    .*\n)*?    (\w+)\[0\] = \w+;\n  \}\n"
+                            r"(  barrier\(CLK_LOCAL_MEM_FENCE \| CLK_GLOBAL_MEM_FENCE\);\n)"
+                            r"  \w+ \w+ = \1\[0\];\n" % work_item_0.group(1), source)
     assert section_end, source
-    planted = source[:section_end.start()] + section_end.group(0).rsplit("  barrier", 1)[0] + \
-        source[section_end.end():]
+    planted = source[:section_end.start(2)] + source[section_end.end(2):]
     _results, messages = oclgrind_run(tmp_path, planted, compiled.metadata.name, grid,
                                       compiled.metadata.local_size, args)
     assert "data race" in messages.lower(), messages[-3000:]
