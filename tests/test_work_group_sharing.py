@@ -394,8 +394,8 @@ def test_oclgrind_catches_a_missing_barrier(tmp_path):
 @pytest.mark.parametrize("m, n, k", [(64, 64, 64), (96, 80, 72)])
 def test_tutorial_matmul_with_wrapped_offsets_matches_torch_on_gpu_shape(m, n, k):
     """Tutorial 03 wraps its offsets (`% M`), which versions the kernel on CPU shapes
-    (ttir_to_linalg/versioning.py); GPU shapes keep the one gather path, since the
-    versioned GPU shape computed wrong results on PoCL. Both must match torch."""
+    (ttir_to_linalg/versioning.py); GPU shapes keep the one gather path, since PoCL
+    miscompiled the versioned GPU shape. Both must match torch."""
     from test_tutorials import load_tutorial
     kernel = load_tutorial("03-matrix-multiplication.py").matmul_kernel.fn
     torch.manual_seed(0)
