@@ -22,12 +22,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import ctypes_table as ct
 from .locations import real_source_line, source_line
 from .views import Buffer, Expr, atom
 
 BOUNDS_ERROR_INTS = 8
 ERROR_PARAM = "bounds_err"
-HELPER_NAMES = {"bounds_report", "bounds_ok", "bounds_range_ok", ERROR_PARAM}
+
+
+def _vector_helper_name(access: str, width: int, kind: str) -> str:
+    return f"bounds_v{access}{width}_{kind}"
+
+
+HELPER_NAMES = {"bounds_report", "bounds_ok", "bounds_range_ok", ERROR_PARAM} | {
+    _vector_helper_name(access, width, kind) for access in ("load", "store")
+    for width in ct.VECTOR_WIDTHS for kind in ct.SCALAR_KINDS}
 
 _HELPERS = """\
 // Bounds checking: an access outside its buffer is skipped and reported here.
@@ -57,6 +66,36 @@ static inline bool bounds_range_ok(__global int* err, long start, long count, lo
 }"""
 
 
+def _vector_access_helper(access: str, width: int, kind: str) -> str:
+    """A checked vloadN / vstoreN: the whole vector when it lies inside the buffer, else
+    lane by lane, so the in-bounds lanes are read or written as by the scalar loop the
+    vector replaced (and each out-of-bounds lane is reported like a scalar access)."""
+    name = _vector_helper_name(access, width, kind)
+    elem, lane, vector = ct.GLOBAL_ELEM_CTYPE[kind], ct.value_ctype(kind), ct.value_ctype(kind, width)
+    half = "_half" if kind == "f16" else ""
+    inside = f"  if (start >= 0 && start + {width} <= extent)\n"
+    if access == "load":
+        lane_read = "vload_half(i, at)" if half else "at[i]"
+        return (f"static inline {vector} {name}(__global int* err, const __global {elem}* at,\n"
+                f"    long start, long extent, int site) {{\n{inside}"
+                f"    return vload{half}{width}(0, at);\n"
+                f"  {lane} lanes[{width}];\n"
+                f"  for (int i = 0; i < {width}; ++i)\n"
+                f"    lanes[i] = bounds_ok(err, start + i, extent, site) ? {lane_read} : 0;\n"
+                f"  return vload{width}(0, lanes);\n}}")
+    lane_write = "vstore_half_rte(lanes[i], i, at)" if half else "at[i] = lanes[i]"
+    return (f"static inline void {name}(__global int* err, {vector} value, __global {elem}* at,\n"
+            f"    long start, long extent, int site) {{\n"
+            f"  if (start >= 0 && start + {width} <= extent) {{\n"
+            f"    vstore{half}{width}{'_rte' if half else ''}(value, 0, at);\n"
+            f"    return;\n  }}\n"
+            f"  {lane} lanes[{width}];\n"
+            f"  vstore{width}(value, 0, lanes);\n"
+            f"  for (int i = 0; i < {width}; ++i)\n"
+            f"    if (bounds_ok(err, start + i, extent, site))\n"
+            f"      {lane_write};\n}}")
+
+
 @dataclass(frozen=True)
 class BoundsSite:
     """One checked access: `param` is the index of the kernel parameter."""
@@ -81,6 +120,7 @@ class BoundsChecks:
         self.extents: dict[str, str] = {}      # buffer C name -> extent parameter name
         self.params: dict[str, int] = {}       # buffer C name -> parameter index
         self.hidden_params: list[int] = []     # parameter index of each extent parameter
+        self.vector_helpers: dict[str, str] = {}  # helper name -> its source, in first use order
 
     # -- declarations --------------------------------------------------------
 
@@ -100,7 +140,7 @@ class BoundsChecks:
         return types
 
     def helpers_source(self) -> str:
-        return _HELPERS
+        return "\n".join([_HELPERS, *self.vector_helpers.values()])
 
     # -- guards --------------------------------------------------------------
 
@@ -130,17 +170,28 @@ class BoundsChecks:
             return stmt
         return f"if ({self._ok(buffer, index, 'store')}) {stmt}"
 
-    def vector(self, buffer: Buffer, start: Expr, width: int, text: str, store: bool,
-               ctype: str = "") -> str:
-        """A vloadN / vstoreN of elements [start, start + width) guarded."""
+    def vector_load(self, buffer: Buffer, start: Expr, width: int, pointer: str, text: str) -> str:
+        """`text` (a vloadN of elements [start, start + width) at `pointer`) checked."""
         if not self.checked(buffer):
             return text
-        site = self.site(buffer, "store" if store else "load")
-        condition = (f"bounds_range_ok({ERROR_PARAM}, {start}, {width}, 1, "
-                     f"{self.extents[buffer.name]}, {site})")
-        if store:
-            return f"if ({condition}) {text}"
-        return f"({condition} ? {text} : ({ctype})(0))"
+        name = self._vector_helper("load", width, buffer.kind)
+        return (f"{name}({ERROR_PARAM}, {pointer}, {start}, {self.extents[buffer.name]}, "
+                f"{self.site(buffer, 'load')})")
+
+    def vector_store(self, buffer: Buffer, start: Expr, width: int, pointer: str, value: str,
+                     text: str) -> str:
+        """`text` (a vstoreN of `value` to elements [start, start + width)) checked."""
+        if not self.checked(buffer):
+            return text
+        name = self._vector_helper("store", width, buffer.kind)
+        return (f"{name}({ERROR_PARAM}, {value}, {pointer}, {start}, "
+                f"{self.extents[buffer.name]}, {self.site(buffer, 'store')});")
+
+    def _vector_helper(self, access: str, width: int, kind: str) -> str:
+        name = _vector_helper_name(access, width, kind)
+        if name not in self.vector_helpers:
+            self.vector_helpers[name] = _vector_access_helper(access, width, kind)
+        return name
 
     def copy_count(self, buffer: Buffer, start: Expr, count: Expr, stride: Expr, to_global: bool) -> Expr:
         """The element count of an async copy row: 0 (nothing copied) when the row is

@@ -865,8 +865,7 @@ class KernelEmitter:
         else:
             expr = f"vload{width}(0, {pointer})"
         if self.bounds is not None:
-            expr = self.bounds.vector(buffer, self.vector_index, width, expr, False,
-                                      self.ctype_of(op, op.results[0]))
+            expr = self.bounds.vector_load(buffer, self.vector_index, width, pointer, expr)
         self.define(op, op.results[0], expr)
 
     def _vector_write(self, op) -> None:
@@ -886,7 +885,7 @@ class KernelEmitter:
         else:
             text = f"vstore{width}({value}, 0, {pointer});"
         if self.bounds is not None:
-            text = self.bounds.vector(buffer, self.vector_index, width, text, True)
+            text = self.bounds.vector_store(buffer, self.vector_index, width, pointer, value, text)
         self.stmt(op, text)
 
     def _vector_lane(self, op, position_operands: Sequence[ir.Value]) -> str:

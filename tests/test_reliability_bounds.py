@@ -132,6 +132,29 @@ def test_reports_and_comments_name_the_users_line_not_triton_language():
     assert not any("standard.py" in c or "core.py" in c for c in comments), "\n".join(comments)
 
 
+@triton.jit
+def shifted_exp_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs + n).to(tl.float32)
+    tl.store(y_ptr + offs + n, tl.exp(x) + 1.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("shift", [-24, 8, 40])
+def test_vectorized_elementwise_accesses_keep_their_in_bounds_lanes(dtype, shift):
+    """Elementwise loops over f32 tiles load and store whole vectors (vload16/vstore16);
+    a checked vector access that straddles the buffer's end (or start) still reads and
+    writes its in-bounds lanes, as the scalar accesses it replaced did."""
+    x = torch.rand(64, dtype=dtype)
+    y = torch.full((64,), -1.0, dtype=dtype)
+    with pytest.raises(OutOfBoundsError):
+        shifted_exp_kernel[(1,)](x, y, shift, BLOCK=64, bounds_check=True)
+    inside = slice(max(shift, 0), min(64 + shift, 64))
+    expected = torch.full((64,), -1.0, dtype=dtype)
+    expected[inside] = (torch.exp(x[inside].float()) + 1.0).to(dtype)
+    torch.testing.assert_close(y, expected)
+
+
 @pytest.mark.parametrize("name", ["add_2d_masks_strides", "transpose_strided_store", "gather_scatter",
                                   "sum_max_argmax", "matmul_f32_loop_pointers", "cast_f16_to_bf16",
                                   "early_return", "nested_loops", "where_pointers"])

@@ -373,15 +373,40 @@ def test_gpu_shaped_kernels_are_race_free_under_oclgrind(tmp_path, family):
 
 @needs_oclgrind
 def test_oclgrind_catches_a_missing_barrier(tmp_path):
-    # softmax: work-item 0 reduces the row into a __local scalar that every work-item
-    # then reads; without the barrier after that section the reads race with its writes.
+    # softmax: work-item 0 combines the row's partial results into a __local scalar that
+    # every work-item then reads; without the barrier after that section the reads race
+    # with its write. (Other barriers of the kernel, e.g. between tree-reduction steps of
+    # lanes that no later step reads, are not the planted one.)
     compiled, grid, args, _result, _expected = softmax_case()
     source = compiled.asm["cl"]
-    section_end = re.search(r"if \(\w+\) \{\n(?:    .*\n)*  \}\n  barrier\(CLK_LOCAL_MEM_FENCE \| "
-                            r"CLK_GLOBAL_MEM_FENCE\);\n", source)
+    work_item_0 = re.search(r"  bool (\w+) = lid_x == 0;\n", source)
+    assert work_item_0, source
+    section_end = re.search(r"  if \(%s\) \{\n(?:    .*\n)*?    (\w+)\[0\] = \w+;\n  \}\n"
+                            r"(  barrier\(CLK_LOCAL_MEM_FENCE \| CLK_GLOBAL_MEM_FENCE\);\n)"
+                            r"  \w+ \w+ = \1\[0\];\n" % work_item_0.group(1), source)
     assert section_end, source
-    planted = source[:section_end.start()] + section_end.group(0).rsplit("  barrier", 1)[0] + \
-        source[section_end.end():]
+    planted = source[:section_end.start(2)] + source[section_end.end(2):]
     _results, messages = oclgrind_run(tmp_path, planted, compiled.metadata.name, grid,
                                       compiled.metadata.local_size, args)
     assert "data race" in messages.lower(), messages[-3000:]
+
+
+@pytest.mark.parametrize("m, n, k", [(64, 64, 64), (96, 80, 72)])
+def test_tutorial_matmul_with_wrapped_offsets_matches_torch_on_gpu_shape(m, n, k):
+    """Tutorial 03 wraps its offsets (`% M`), which versions the kernel on CPU shapes
+    (ttir_to_linalg/versioning.py); GPU shapes keep the one gather path, since PoCL
+    miscompiled the versioned GPU shape. Both must match torch."""
+    from test_tutorials import load_tutorial
+    kernel = load_tutorial("03-matrix-multiplication.py").matmul_kernel.fn
+    torch.manual_seed(0)
+    a = torch.rand((m, k), dtype=torch.float16) - 0.5
+    b = torch.rand((k, n), dtype=torch.float16) - 0.5
+    for target, versioned in (("gpu-64k", False), ("cpu", True)):
+        c = torch.empty((m, n), dtype=torch.float16)
+        compiled = kernel[(triton.cdiv(m, 32) * triton.cdiv(n, 32),)](
+            a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+            c.stride(1), BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=8,
+            ACTIVATION="", opencl_target=target)
+        assert ("vload16(0, a_ptr" in compiled.asm["cl"] or
+                "vload_half16(0, a_ptr" in compiled.asm["cl"]) == versioned, target
+        torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=1e-2, rtol=0)

@@ -339,7 +339,14 @@ def make_ttir(mod, metadata, options):
 
 def make_linalg(src, metadata, options) -> str:
     from .stages import ttir_to_linalg_text
-    return ttir_to_linalg_text(str(src))
+    from .work_group_sharing import work_group_size
+    # No kernel versioning on GPU shapes (work-groups of several work-items): with
+    # barriers inside the versions' (uniform) scf.if branches, PoCL's work-group compiler
+    # miscompiles the tutorial-03 matmul (wrong results), while Intel's runtime and
+    # Oclgrind run the same OpenCL C correctly. As for stream forwarding (pipeline.py),
+    # the GPU shape keeps the single gather path, which is correct everywhere.
+    work_items = work_group_size(current_target(options.opencl_target), options.num_warps)
+    return ttir_to_linalg_text(str(src), versioning_allowed=work_items == 1)
 
 
 def make_memref(src: str, metadata, options) -> str:

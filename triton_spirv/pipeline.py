@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from mlir import ir, passmanager
 
+from .branch_tiles import share_branch_tiles
 from .ir_dump import dump_after, dump_requested
 from .elementwise_vectors import vectorize_elementwise
 from .register_blocking import block_contractions
@@ -83,6 +84,9 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
             _verify(module, share_work_group.__name__)
             dump_after(share_work_group.__name__, module)
         _run(module, AFFINE_TO_MEMREF)
+        share_branch_tiles(module)
+        _verify(module, share_branch_tiles.__name__)
+        dump_after(share_branch_tiles.__name__, module)
     return module
 
 

@@ -97,6 +97,19 @@ def _outermost_parallel_loops(block: ir.Block) -> list:
     return found
 
 
+def _allocs(block: ir.Block) -> list:
+    """The memref.allocs of `block` and of the regions nested in it: the tiles of both
+    versions of a versioned kernel (ttir_to_linalg/versioning.py) live in scf.if branches."""
+    found = []
+    for op in block.operations:
+        if op.operation.name == "memref.alloc":
+            found.append(op)
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(_allocs(inner))
+    return found
+
+
 def _constant_index(value: ir.Value) -> int | None:
     defining = owner(value)
     if defining is not None and defining.name == "arith.constant":
@@ -195,11 +208,10 @@ class _Sharing:
         variables, or whole-tile copies to and from other such tiles: loop-carried
         pointer tiles) becomes a private array of that work-item's elements."""
         plans = {}
-        for op in block.operations:
-            if op.operation.name == "memref.alloc":
-                plan = self._private_plan(op)
-                if plan is not None:
-                    plans[op.results[0]] = plan
+        for op in _allocs(block):
+            plan = self._private_plan(op)
+            if plan is not None:
+                plans[op.results[0]] = plan
         changed = True
         while changed:     # a copy keeps both of its tiles private, or neither
             changed = False

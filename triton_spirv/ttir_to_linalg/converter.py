@@ -131,6 +131,7 @@ class KernelConverter:
         # converted sits in, and how many of them are fallbacks.
         self.branch_depth = 0
         self.fallback = 0
+        self.versioning_allowed = True
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -214,7 +215,7 @@ class KernelConverter:
         """Converts `ops` in order. In the kernel's top-level block, an op whose result is
         a block behind a run-time guard (versioning.py) splits the rest of the kernel."""
         for i, op in enumerate(ops):
-            if top_level and not self.fallback:
+            if top_level and self.versioning_allowed and not self.fallback:
                 with op.location:
                     guard = versioning.guard_of(self, op)
                     if guard is not None:
@@ -1052,8 +1053,9 @@ HANDLERS: Dict[str, Callable] = {
 }
 
 
-def convert_ttir(ttir_module: ir.Module) -> ir.Module:
-    """Converts every public `tt.func` of `ttir_module` into a `func.func` on Linalg.
+def convert_ttir(ttir_module: ir.Module, versioning_allowed: bool = True) -> ir.Module:
+    """Converts every public `tt.func` of `ttir_module` into a `func.func` on Linalg;
+    `versioning_allowed=False` keeps every kernel on its one (gather) path.
 
     The result lives in the same MLIR context and passes the verifier. Functions of
     `ttir_module` with several blocks are restructured in place first (control_flow.py).
@@ -1073,7 +1075,9 @@ def convert_ttir(ttir_module: ir.Module) -> ir.Module:
                      for op in ttir_module.body.operations
                      if op.operation.name == "tt.func"}
         for kernel in kernels:
-            KernelConverter(kernel, out, functions).convert()
+            converter = KernelConverter(kernel, out, functions)
+            converter.versioning_allowed = versioning_allowed
+            converter.convert()
         try:
             out.operation.verify()
         except ir.MLIRError as err:
