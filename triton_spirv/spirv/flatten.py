@@ -122,6 +122,7 @@ class Flattener:
         self.views: dict = {}       # memref Value -> View (buffer.name: root Value)
         self.roots: dict = {}       # root id -> root Value
         self.dead: list = []        # view and alloc ops to erase, in program order
+        self.private: set = set()   # root Values of each work-item's own arrays
 
     # --- views ----------------------------------------------------------------------
 
@@ -173,9 +174,17 @@ class Flattener:
         type_ = ir.MemRefType(op.result.type)
         if any(d is None for d in _shape(type_)):
             raise error_at(op, "a work-group buffer needs a static shape")
-        flat = ir.MemRefType.get([product(list(type_.shape))], type_.element_type,
-                                 memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), WORKGROUP))
-        new = memref.alloc(flat, [], [])
+        if op.name == "memref.alloca":
+            # A private array of each work-item (work_group_sharing.privatize): Function
+            # storage, never shared by the work-items of a group.
+            flat = ir.MemRefType.get([product(list(type_.shape))], type_.element_type,
+                                     memory_space=ir.Attribute.parse("#spirv.storage_class<Function>"))
+            new = memref.alloca(flat, [], [])
+            self.private.add(new)
+        else:
+            flat = ir.MemRefType.get([product(list(type_.shape))], type_.element_type,
+                                     memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), WORKGROUP))
+            new = memref.alloc(flat, [], [])
         self.views[op.result] = self.root_view(new, list(type_.shape))
         self.dead.append(op)
 
@@ -229,7 +238,11 @@ class Flattener:
         dst = self.view_of(op.operands[1], op)
         sizes = [s if isinstance(s, int) or t is None else t
                  for s, t in zip(src.sizes, dst.sizes)]
-        if self.work_items == 1:
+        if self.work_items == 1 or _under_a_branch(op) or \
+                {self.root(src), self.root(dst)} & self.private:
+            # Inside an scf.if (e.g. a section only work-item 0 runs) not every work-item
+            # reaches the copy, and a work-item's private array is its own to fill:
+            # whoever runs the copy does all of it, with no barrier.
             self.copy_nest(src, dst, sizes, [])
         else:
             self.shared_copy(src, dst, sizes)
@@ -313,6 +326,16 @@ class Flattener:
         view = self.view_of(op.operands[0], op)
         if self.root(view) != op.operands[0]:
             raise error_at(op, "takes the address of a view, not of a kernel argument")
+
+
+def _under_a_branch(op) -> bool:
+    """Whether `op` sits inside an scf.if or scf.while, where work-items may diverge."""
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name in ("scf.if", "scf.while"):
+            return True
+        parent = parent.parent
+    return False
 
 
 def _element_aligned(op):
