@@ -115,6 +115,34 @@ def test_flatten_shared_copy_uses_every_work_item_between_barriers():
     assert "arith.divui" in out and "arith.remui" in out
 
 
+def test_flatten_private_arrays_and_copies_under_a_branch_stay_with_one_work_item():
+    """GPU-shaped kernels (work_group_sharing.py): a `memref.alloca` is each work-item's
+    own array, and a copy inside `if (work-item 0)` is run by that work-item alone; sharing
+    either between the work-items (or a barrier inside the branch) gives wrong results."""
+    text = """
+func.func @k(%x: memref<?xf32>) attributes {opencl.local_size = array<i64: 64, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %mine = memref.alloca() : memref<4x4xf32>
+  %tile = memref.alloc() : memref<16xf32>
+  %src = memref.reinterpret_cast %x to offset: [0], sizes: [16], strides: [1]
+      : memref<?xf32> to memref<16xf32, strided<[1]>>
+  %t = gpu.thread_id x
+  %first = arith.cmpi eq, %t, %c0 : index
+  scf.if %first {
+    memref.copy %src, %tile : memref<16xf32, strided<[1]>> to memref<16xf32>
+  }
+  %flat = memref.collapse_shape %mine [[0, 1]] : memref<4x4xf32> into memref<16xf32>
+  memref.copy %tile, %flat : memref<16xf32> to memref<16xf32>
+  return
+}
+"""
+    out = _rewritten(text, flatten_buffers)
+    assert "memref.alloca() : memref<16xf32, #spirv.storage_class<Function>>" in out
+    assert "memref.alloc() : memref<16xf32, 3>" in out
+    assert "gpu.barrier" not in out          # neither copy is shared between work-items
+    assert "gpu.block_dim" not in out
+
+
 def test_bf16_buffers_become_i16_and_half_scalars_f32():
     text = """
 func.func @k(%x: memref<?xbf16>, %s: f16) {
