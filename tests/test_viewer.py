@@ -147,12 +147,20 @@ def test_page_is_self_contained_with_every_stage(scale_page):
     assert len(re.findall(r'<span class="size">\d+ lines, \d+ bytes, [\d.]+ ms</span>', text)) == len(stages)
 
 
-def test_spirv_column_appears_with_the_stage(scale_page, tmp_path):
-    """A kernel whose asm holds an `spvasm` stage gets a SPIR-V column, lines mapped by OpLine."""
+def _compiled_here(tmp_path, monkeypatch) -> dict:
+    """The stages of scale_kernel compiled from this checkout: a cache of its own, since
+    Triton's cache key has the kernel's source but not its path, so a kernel cached from
+    another checkout would carry that checkout's path in its locations."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
     page_dir = tmp_path / "compiled"
     assert cli.main(["compile", KERNELS, "scale_kernel", "--signature", SIGNATURE, "--constexpr",
                      "BLOCK=256", "--stage", "all", "-o", str(page_dir)]) == 0
-    texts = {ext: (page_dir / f"scale_kernel.{ext}").read_text() for ext in ("ttir", "linalg", "memref", "cl")}
+    return {ext: (page_dir / f"scale_kernel.{ext}").read_text() for ext in ("ttir", "linalg", "memref", "cl")}
+
+
+def test_spirv_column_appears_with_the_stage(scale_page, tmp_path, monkeypatch):
+    """A kernel whose asm holds an `spvasm` stage gets a SPIR-V column, lines mapped by OpLine."""
+    texts = _compiled_here(tmp_path, monkeypatch)
     store_line = _line_of(KERNELS, "tl.store(")
     texts["spvasm"] = SPIRV.replace("/src/k.py", KERNELS).replace("OpLine %1 5 3", f"OpLine %1 {store_line} 3")
     view = triton_kernel_view(texts, {"name": "scale_kernel", "local_size": [1, 1, 1]})
@@ -353,11 +361,8 @@ def test_view_of_an_hlo_kernel_that_does_not_exist(capsys, tmp_path):
     assert "has no kernel named 'no_such_kernel'; its kernels: fusion" in capsys.readouterr().err
 
 
-def test_page_without_a_readable_source_still_shows_the_stages(scale_page, tmp_path):
-    page_dir = tmp_path / "compiled"
-    assert cli.main(["compile", KERNELS, "scale_kernel", "--signature", SIGNATURE, "--constexpr",
-                     "BLOCK=256", "--stage", "all", "-o", str(page_dir)]) == 0
-    texts = {ext: (page_dir / f"scale_kernel.{ext}").read_text() for ext in ("ttir", "linalg", "memref", "cl")}
+def test_page_without_a_readable_source_still_shows_the_stages(scale_page, tmp_path, monkeypatch):
+    texts = _compiled_here(tmp_path, monkeypatch)
     texts["ttir"] = texts["ttir"].replace(KERNELS, "/gone/kernels_for_cli.py")
     text = render_page(triton_kernel_view(texts, {"name": "scale_kernel"}))
     assert "not readable: /gone/kernels_for_cli.py" in text
