@@ -147,22 +147,24 @@ def test_page_is_self_contained_with_every_stage(scale_page):
     assert len(re.findall(r'<span class="size">\d+ lines, \d+ bytes, [\d.]+ ms</span>', text)) == len(stages)
 
 
-def _compiled_here(tmp_path, monkeypatch) -> dict:
-    """The stages of scale_kernel compiled from this checkout: a cache of its own, since
-    Triton's cache key has the kernel's source but not its path, so a kernel cached from
-    another checkout would carry that checkout's path in its locations."""
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+def _compiled_here(tmp_path) -> tuple[dict, str]:
+    """The stages of scale_kernel, and the source path its locations name. Triton's cache
+    key has a kernel's source but not its path, so a kernel cached from another checkout
+    of this repository names that checkout's copy of the file."""
     page_dir = tmp_path / "compiled"
     assert cli.main(["compile", KERNELS, "scale_kernel", "--signature", SIGNATURE, "--constexpr",
                      "BLOCK=256", "--stage", "all", "-o", str(page_dir)]) == 0
-    return {ext: (page_dir / f"scale_kernel.{ext}").read_text() for ext in ("ttir", "linalg", "memref", "cl")}
+    texts = {ext: (page_dir / f"scale_kernel.{ext}").read_text() for ext in ("ttir", "linalg", "memref", "cl")}
+    recorded = re.search(r'loc\("([^"]*kernels_for_cli\.py)"', texts["ttir"])
+    assert recorded, "the TTIR names no source file"
+    return texts, recorded.group(1)
 
 
-def test_spirv_column_appears_with_the_stage(scale_page, tmp_path, monkeypatch):
+def test_spirv_column_appears_with_the_stage(scale_page, tmp_path):
     """A kernel whose asm holds an `spvasm` stage gets a SPIR-V column, lines mapped by OpLine."""
-    texts = _compiled_here(tmp_path, monkeypatch)
+    texts, source = _compiled_here(tmp_path)
     store_line = _line_of(KERNELS, "tl.store(")
-    texts["spvasm"] = SPIRV.replace("/src/k.py", KERNELS).replace("OpLine %1 5 3", f"OpLine %1 {store_line} 3")
+    texts["spvasm"] = SPIRV.replace("/src/k.py", source).replace("OpLine %1 5 3", f"OpLine %1 {store_line} 3")
     view = triton_kernel_view(texts, {"name": "scale_kernel", "local_size": [1, 1, 1]})
     text = render_page(view)
     assert "SPIR-V" in text
@@ -361,9 +363,9 @@ def test_view_of_an_hlo_kernel_that_does_not_exist(capsys, tmp_path):
     assert "has no kernel named 'no_such_kernel'; its kernels: fusion" in capsys.readouterr().err
 
 
-def test_page_without_a_readable_source_still_shows_the_stages(scale_page, tmp_path, monkeypatch):
-    texts = _compiled_here(tmp_path, monkeypatch)
-    texts["ttir"] = texts["ttir"].replace(KERNELS, "/gone/kernels_for_cli.py")
+def test_page_without_a_readable_source_still_shows_the_stages(scale_page, tmp_path):
+    texts, source = _compiled_here(tmp_path)
+    texts["ttir"] = texts["ttir"].replace(source, "/gone/kernels_for_cli.py")
     text = render_page(triton_kernel_view(texts, {"name": "scale_kernel"}))
     assert "not readable: /gone/kernels_for_cli.py" in text
     assert "__kernel void scale_kernel" in text
