@@ -159,25 +159,33 @@ _LANE_BITS = {8: "uchar", 16: "ushort"}
 _LANE_MASK = {8: "0xffu", 16: "0xffffu"}
 
 
+# 16-bit float kinds: the helpers that decode an element's bits and encode a value.
+_HALF_CODECS = {"f16": ("half_bits_to_float", "float_to_half_bits"),
+                "bf16": ("bf16_bits_to_float", "float_to_bf16_bits")}
+
+
+def _codec(kind: str):
+    """(decode helper, encode helper) of a float kind stored as bits, or None."""
+    if kind in _HALF_CODECS:
+        return _HALF_CODECS[kind]
+    if kind in fp8.KINDS:
+        return fp8.decode(kind), fp8.encode(kind)
+    return None
+
+
 def _lane_value(emitter, kind: str, lane: str) -> str:
     """The value of an element from its bits (f16/bf16/fp8 decode to float)."""
-    if kind == "f16":
-        return f"{emitter.helpers.need('half_bits_to_float')}({lane})"
-    if kind == "bf16":
-        return f"{emitter.helpers.need('bf16_bits_to_float')}({lane})"
-    if kind in fp8.KINDS:
-        return f"{emitter.helpers.need(fp8.decode(kind))}({lane})"
+    codec = _codec(kind)
+    if codec:
+        return f"{emitter.helpers.need(codec[0])}({lane})"
     return f"({ct.VALUE_CTYPE[kind]}){lane}"
 
 
 def _lane_bits(emitter, kind: str, value: str) -> str:
     """The bits of an element's value (f16/bf16/fp8 rounded to nearest even)."""
-    if kind == "f16":
-        return f"{emitter.helpers.need('float_to_half_bits')}({value})"
-    if kind == "bf16":
-        return f"{emitter.helpers.need('float_to_bf16_bits')}({value})"
-    if kind in fp8.KINDS:
-        return f"{emitter.helpers.need(fp8.encode(kind))}({value})"
+    codec = _codec(kind)
+    if codec:
+        return f"{emitter.helpers.need(codec[1])}({value})"
     return f"({_LANE_BITS[ct.BIT_WIDTH[kind]]}){value}"
 
 

@@ -11,13 +11,15 @@ biggest tiles:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TUTORIALS = os.path.join(ROOT, "python", "tutorials")
+# The tutorials load as the tests load them (tests/test_tutorials.py).
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, ROOT)
+from test_tutorials import load_tutorial  # noqa: E402
 
 # (file, the check to run on the loaded module): the sizes of tests/test_tutorials.py.
 CHECKS = [
@@ -36,15 +38,6 @@ CHECKS = [
 def _torch():
     import torch
     return torch
-
-
-def load_tutorial(file_name):
-    os.environ["BENCHMARK"] = "0"
-    name = "tutorial_" + file_name.split(".")[0].replace("-", "_")
-    spec = importlib.util.spec_from_file_location(name, os.path.join(TUTORIALS, file_name))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _block_sizes(src) -> str:
