@@ -4,7 +4,7 @@
     TRITON_OPENCL_DEVICE=intel python3 benchmarks/shapes.py
 
 Each kernel is compiled for `opencl_target="cpu"` (one work-item per program) and
-`opencl_target="gpu"` (the work-group shares the program: triton_spirv/work_group_sharing.py)
+`opencl_target="gpu"` (the work-group shares the program: triton_spirv/memref_stage/work_group_sharing.py)
 and timed with Triton's `do_bench`; results are checked against torch first.
 """
 from __future__ import annotations

@@ -350,7 +350,7 @@ class KernelEmitter:
             shape = list(mt.shape)
             count = product(shape) if shape else 1
             # memref.alloca: a private array of each work-item (GPU-shaped kernels,
-            # triton_spirv/work_group_sharing.py); not in __local memory.
+            # triton_spirv/memref_stage/work_group_sharing.py); not in __local memory.
             private = op.operation.name == "memref.alloca"
             buffer = Buffer(name, "private" if private else "local", kind, count)
             ctype = ct.LOCAL_ELEM_CTYPE[kind]

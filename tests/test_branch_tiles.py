@@ -1,8 +1,8 @@
-"""Tiles of the exclusive branches of an scf.if share memory (triton_spirv/branch_tiles.py).
+"""Tiles of the exclusive branches of an scf.if share memory (triton_spirv/memref_stage/branch_tiles.py).
 How much the tutorial matmul needs on GPU shapes: tests/test_target.py."""
 from mlir import ir
 
-from triton_spirv.branch_tiles import share_branch_tiles
+from triton_spirv.memref_stage.branch_tiles import share_branch_tiles
 from triton_spirv.stages import new_context
 
 VERSIONED = """

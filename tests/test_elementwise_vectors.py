@@ -1,4 +1,4 @@
-"""Explicit vectors for elementwise loops (triton_spirv/elementwise_vectors.py): which
+"""Explicit vectors for elementwise loops (triton_spirv/memref_stage/elementwise_vectors.py): which
 affine loops it rewrites, which it must leave alone, and that kernels still compute what
 torch computes."""
 import pytest
@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 from mlir import ir
 
-from triton_spirv.elementwise_vectors import vectorize_elementwise
+from triton_spirv.memref_stage.elementwise_vectors import vectorize_elementwise
 from triton_spirv.stages import new_context
 
 LOOP = """

@@ -9,9 +9,9 @@ import pytest
 
 from filecheck_helper import check_file, module_pass
 from triton_spirv.hlo import passes as hlo_passes
-from triton_spirv.register_blocking import block_contractions
+from triton_spirv.memref_stage.register_blocking import block_contractions
 from triton_spirv.stages import ttir_to_linalg_text
-from triton_spirv.stream_forwarding import forward_streams
+from triton_spirv.memref_stage.stream_forwarding import forward_streams
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filecheck")
 

@@ -1,4 +1,4 @@
-"""Register blocking of contraction nests (triton_spirv/register_blocking.py): which
+"""Register blocking of contraction nests (triton_spirv/memref_stage/register_blocking.py): which
 affine nests it rewrites, which it must leave alone, and that rewritten kernels still
 compute what torch computes."""
 import numpy as np
@@ -9,9 +9,9 @@ import triton
 import triton.language as tl
 from mlir import ir
 
-from triton_spirv.register_blocking import block_contractions
+from triton_spirv.memref_stage.register_blocking import block_contractions
 from triton_spirv.stages import memref_to_opencl, new_context
-from triton_spirv import pipeline
+from triton_spirv.memref_stage import pipeline
 
 MATMUL_NEST = """
 func.func @k(%lhs_arg: memref<?xf32>) {

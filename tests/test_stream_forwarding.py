@@ -1,5 +1,5 @@
 """Direct global access for full tiles of elementwise nests
-(triton_spirv/stream_forwarding.py): when it applies, and that kernels keep Triton's
+(triton_spirv/memref_stage/stream_forwarding.py): when it applies, and that kernels keep Triton's
 block semantics when stored and loaded ranges overlap."""
 import numpy as np
 import pytest
@@ -9,9 +9,9 @@ import triton
 import triton.language as tl
 from mlir import ir
 
-from triton_spirv import pipeline
+from triton_spirv.memref_stage import pipeline
 from triton_spirv.stages import new_context
-from triton_spirv.stream_forwarding import forward_streams
+from triton_spirv.memref_stage.stream_forwarding import forward_streams
 
 # The affine stage of `out = x + y` on 1024-element blocks (as the Linalg pipeline
 # leaves it before lower-affine). {BETWEEN} is placed between the loads and the nest.

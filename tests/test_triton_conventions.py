@@ -100,7 +100,7 @@ def _without_locations(mlir_text):
 
 
 def test_mlir_enable_dump_prints_the_ir_after_each_pass(tmp_path):
-    from triton_spirv.pipeline import LINALG_TO_MEMREF
+    from triton_spirv.memref_stage.pipeline import LINALG_TO_MEMREF
     # The CPU shape's pipeline (GPU targets add the work-group sharing steps).
     run = run_script(tmp_path, MLIR_ENABLE_DUMP="1", TRITON_SPIRV_TARGET="cpu")
     dumps = _dumps(run.stderr)

@@ -1,4 +1,4 @@
-"""GPU-shaped kernels (triton_spirv/work_group_sharing.py): on GPU targets the work-items
+"""GPU-shaped kernels (triton_spirv/memref_stage/work_group_sharing.py): on GPU targets the work-items
 of a work-group share a program's loops. The rewrite's IR-in/IR-out cases, GPU-shape
 results against torch and against the CPU shape on the same device, and Oclgrind's data
 race detector on the multi-work-item kernels (clean, and catching a planted missing
@@ -19,7 +19,7 @@ from mlir import ir, passmanager
 
 from triton_spirv.stages import new_context
 from triton_spirv.target import NAMED_TARGETS, TARGET_ENV
-from triton_spirv.work_group_sharing import share_work_group, work_group_size
+from triton_spirv.memref_stage.work_group_sharing import share_work_group, work_group_size
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OCLGRIND = shutil.which("oclgrind")

@@ -4,7 +4,7 @@ Stages (each a small function; Triton's cache keeps every one of them):
 
     ttir    Triton's own TTIR passes (inlining, canonicalization, descriptor rewrite)
     linalg  TTIR text -> upstream-MLIR module (ttir.reader) -> Linalg on tensors
-    memref  upstream passes (pipeline.py) -> the memref stage (docs/memref-stage.md)
+    memref  upstream passes (memref_stage/pipeline.py) -> the memref stage (docs/memref-stage.md)
     cl      the OpenCL C source (emitter_opencl)
     spvasm  the SPIR-V module (triton_spirv/spirv), as spirv-dialect MLIR; only for
             kernels that go to the device as SPIR-V (launcher/il.py: program option)
@@ -339,11 +339,11 @@ def make_ttir(mod, metadata, options):
 
 def make_linalg(src, metadata, options) -> str:
     from .stages import ttir_to_linalg_text
-    from .work_group_sharing import work_group_size
+    from .memref_stage.work_group_sharing import work_group_size
     # No kernel versioning on GPU shapes (work-groups of several work-items): with
     # barriers inside the versions' (uniform) scf.if branches, PoCL's work-group compiler
     # miscompiles the tutorial-03 matmul (wrong results), while Intel's runtime and
-    # Oclgrind run the same OpenCL C correctly. As for stream forwarding (pipeline.py),
+    # Oclgrind run the same OpenCL C correctly. As for stream forwarding (memref_stage/pipeline.py),
     # the GPU shape keeps the single gather path, which is correct everywhere.
     work_items = work_group_size(current_target(options.opencl_target), options.num_warps)
     return ttir_to_linalg_text(str(src), versioning_allowed=work_items == 1)
@@ -351,7 +351,7 @@ def make_linalg(src, metadata, options) -> str:
 
 def make_memref(src: str, metadata, options) -> str:
     from .stages import linalg_to_memref_text
-    from .work_group_sharing import work_group_size
+    from .memref_stage.work_group_sharing import work_group_size
     target = current_target(options.opencl_target)
     return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps))
 

@@ -4,7 +4,7 @@ Triton's pass managers (our `ttir` stage runs one) print the IR around each pass
 `MLIR_ENABLE_DUMP=1`, or only for the kernel it names (`MLIR_ENABLE_DUMP=my_kernel`),
 to stderr or to the file `MLIR_DUMP_PATH`. Our stages after it (TTIR -> Linalg, the
 upstream pass pipeline to the memref stage with its rewrites, the HLO frontend's steps)
-do the same here: with dumping on, pipeline.py runs its passes one at a time and prints
+do the same here: with dumping on, memref_stage/pipeline.py runs its passes one at a time and prints
 the module after each, under MLIR's header line
 `// -----// IR Dump After canonicalize ('builtin.module' operation) //----- //`.
 """

@@ -30,7 +30,7 @@ def ttir_to_linalg_text(ttir_text: str, versioning_allowed: bool = True) -> str:
 
 
 def linalg_to_memref_text(linalg_text: str, work_items: int = 1) -> str:
-    from .pipeline import lower_to_memref
+    from .memref_stage.pipeline import lower_to_memref
     with new_context():
         module = ir.Module.parse(linalg_text)
         return print_module(lower_to_memref(module, work_items=work_items))

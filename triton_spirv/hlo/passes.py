@@ -16,7 +16,7 @@ functions on tensors), these passes run, in order:
      become one `vector.transfer_read` (vloadN) and V `vector.extract`s.
   6. `pack-lane-accumulators` (lanes.py): the row reduction's lane loops carry one
      vector per accumulator instead of V scalars where the lanes compute alike.
-  7. the shared Linalg -> memref pipeline (`triton_spirv.pipeline.lower_to_memref`).
+  7. the shared Linalg -> memref pipeline (`triton_spirv.memref_stage.pipeline.lower_to_memref`).
 
 `run_passes(module, dump)` calls `dump(stage_name, module_text)` after each step, as
 the seed's reproducer dumps the IR after each pass.
@@ -29,8 +29,8 @@ from mlir import ir, passmanager
 from mlir.dialects import arith, tensor, vector
 
 from ..ir_dump import dump_after
-from ..pipeline import lower_to_memref  # the shared stage
-from ..affine_nests import remap_operands
+from ..memref_stage.pipeline import lower_to_memref  # the shared stage
+from ..memref_stage.affine_nests import remap_operands
 from .lanes import pack_lane_accumulators
 
 STAGES = ("emitted", "inlined", "flattened", "unrolled", "vectorized", "packed", "memref")

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 
 from ..target import NO_DEVICE, TargetDescription, current_target
-from ..work_group_sharing import WARP_LANES
+from ..memref_stage.work_group_sharing import WARP_LANES
 
 LOOP_WARPS = 4
 

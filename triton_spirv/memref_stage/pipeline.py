@@ -13,7 +13,7 @@ from __future__ import annotations
 from mlir import ir, passmanager
 
 from .branch_tiles import share_branch_tiles
-from .ir_dump import dump_after, dump_requested
+from ..ir_dump import dump_after, dump_requested
 from .elementwise_vectors import vectorize_elementwise
 from .register_blocking import block_contractions
 from .stream_forwarding import forward_streams
