@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from . import ctypes_table as ct
 from . import fp8
-from .emitter import Target
+from .control_flow import Target
 from .memory import pointer as _pointer
 from .errors import error_at
 
@@ -118,7 +118,7 @@ def generic_atomic_rmw(emitter, op) -> None:
         emitter.exprs[body.arguments[0]] = current
         target = Target(emitter.names.fresh("desired"), ct.VALUE_CTYPE[kind])
         emitter.stmt(op, f"{target.ctype} {target.name};")
-        emitter._emit_region_block(body, [target])
+        emitter.emit_region_block(body, [target])
         return target.name
 
     _cas_loop(emitter, op, kind, space, pointer, new_value)
