@@ -97,7 +97,7 @@ def atomic_rmw(emitter, op) -> None:
         call = (f"{_prefix(emitter, kind) if ct.is_int(kind) else 'atomic_'}{name}("
                 f"(volatile {space} {ctype}*)({pointer}), ({ctype}){value})")
         emitter.define(op, op.results[0], call if ctype == T else f"({T}){call}", T,
-                       default_name="old")
+                       role="old")
         return
     fmt = _COMBINE.get(kind_name)
     if fmt is None:

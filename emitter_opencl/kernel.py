@@ -30,9 +30,9 @@ from .control_flow import Target
 from .errors import OpenCLEmitError, error_at
 from .helpers import HELPER_NAMES, HelperSet
 from .ir_utils import has_identity_layout, walk
-from .locations import SourceLine, real_source_line, source_name
+from .locations import SourceLine, real_source_line, source_line, source_name
 from .names import NameTable, sanitize
-from .views import Buffer, Expr, View, product
+from .views import Buffer, Expr, View, inlined_operand, product
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,10 @@ def _handler_table(*tables: dict[str, Handler]) -> dict[str, Handler]:
 _HANDLERS = _handler_table(scalars.HANDLERS, control_flow.HANDLERS, vectors.HANDLERS,
                            memory.HANDLERS, atomics.HANDLERS)
 
+# Results used once are inlined up to this length: longer ones read better named.
+_INLINE_MAX_CHARS = 48
+_TERMINATORS = {"scf.yield", "scf.condition", "memref.atomic_yield"}
+
 # Ops with no side effects: skipped when none of their results is used.
 _PURE_PREFIXES = ("arith.", "math.")
 _PURE_OPS = {"memref.load", "memref.extract_aligned_pointer_as_index", "gpu.block_id", "gpu.grid_dim", "gpu.thread_id",
@@ -170,6 +174,7 @@ class KernelEmitter:
         self.loop_depth = 0                             # scf.for nesting, for i, j, k
         self.current_op = None                          # the op being printed
         self.vector_index: Expr = 0                     # of the last vector access
+        self.statement_writes: _StatementWrites | None = None  # computed when needed
         self.bounds: BoundsChecks | None = None
         if bounds_check:
             self.bounds = BoundsChecks(self)
@@ -326,6 +331,7 @@ class KernelEmitter:
         """Hoist every alloc (wherever it sits) to a kernel-scope `__local` array;
         OpenCL only allows `__local` declarations there."""
         total = 0
+        writers = _writer_names(self.func)
         for op in walk(self.func.regions[0]):
             if op.operation.name not in ("memref.alloc", "memref.alloca"):
                 continue
@@ -334,7 +340,7 @@ class KernelEmitter:
             if kind is None or not mt.has_static_shape or not has_identity_layout(mt):
                 raise error_at(op, f"work-group buffers need a static shape, identity "
                                    f"layout and scalar elements, not {mt}")
-            wanted = source_name(op.location)
+            wanted = _tile_name(op, writers.get(op.results[0], set()))
             name = (self.names.fresh(sanitize(wanted) + "_tile")
                     if wanted and sanitize(wanted) else self.names.numbered("tile"))
             shape = list(mt.shape)
@@ -423,17 +429,71 @@ class KernelEmitter:
         self.out.open(header)
 
     def define(self, op, result: ir.Value, expr: str, ctype: str | None = None,
-               default_name: str | None = None) -> str:
-        """Declare and initialize the C variable holding `result`, named after the
-        source variable, else `default_name`, else `v0`, `v1`, ..."""
+               role: str | None = None, python_name: bool = True) -> str:
+        """The C text of `result`: inlined at its one use when it is an integer step on
+        the way to a Python value, else a C variable declared and initialized here,
+        named after the Python variable the result is (unless `python_name` is False),
+        else by its `role`, else `v0`, `v1`, ..."""
         ctype = ctype or self.ctype_of(op, result)
-        wanted = sanitize(source_name(op.location) or "")
-        if not wanted and default_name:
-            wanted = default_name
+        source = self.python_name(op) if python_name else None
+        if source is None and self._inlinable(op, result, ctype, expr):
+            self.exprs[result] = inlined_operand(expr)
+            return self.exprs[result]
+        wanted = sanitize(source or "") or sanitize(role or "")
         name = self.names.fresh(wanted) if wanted else self.names.numbered("v")
         self.stmt(op, f"{ctype} {name} = {expr};")
         self.exprs[result] = name
         return name
+
+    def _statement_stores_other(self, op, name: str, line) -> bool:
+        """Whether the statement that made `op` goes on to write memory with something
+        other than `op`'s result (a load's extent before its copy into the tile):
+        then the statement's value is in memory and `op` is a step on the way."""
+        if self.statement_writes is None:
+            self.statement_writes = _statement_writes(self.func)
+        block, index = self.statement_writes.positions[op.operation]
+        results = list(op.results)
+        return any(position > index and value not in results
+                   for position, value in self.statement_writes.writes.get(
+                       (block, name, line), ()))
+
+    def is_kernel_argument(self, value: ir.Value) -> bool:
+        return (isinstance(value.owner, ir.Block)
+                and value.owner == self.func.regions[0].blocks[0])
+
+    def python_name(self, op) -> str | None:
+        """The Python variable that `op`'s result is: the name of its NameLoc, unless
+        an op of the same statement (same name, same line) computes on from the
+        result. Then the result is a step on the way (a bound, an address, a slice
+        loaded for an elementwise op) and not the value the source assigned."""
+        name = source_name(op.location)
+        if not name:
+            return None
+        line = source_line(op.location)
+        if self._statement_stores_other(op, name, line):
+            return None
+        for result in op.results:
+            for use in result.uses:
+                user = use.owner
+                if (len(user.results) and source_name(user.location) == name
+                        and source_line(user.location) == line):
+                    return None
+        return name
+
+    @staticmethod
+    def _inlinable(op, result: ir.Value, ctype: str, expr: str) -> bool:
+        """Whether `result` is printed inside its one use rather than as a variable:
+        integer arithmetic (pure; C types it as declared, and no float contraction can
+        change results) used once, by a non-terminator of the same block (so it is
+        evaluated once, and every variable it reads still holds its value)."""
+        if not op.operation.name.startswith("arith.") or ctype not in ("int", "long"):
+            return False
+        uses = list(result.uses)
+        if len(uses) != 1 or len(expr) > _INLINE_MAX_CHARS:
+            return False
+        user = uses[0].owner
+        return (user.operation.block == op.operation.block
+                and user.operation.name not in _TERMINATORS)
 
     def alias(self, result: ir.Value, source: ir.Value) -> None:
         """`result` is the same C value as `source` (no-op casts)."""
@@ -471,6 +531,72 @@ class KernelEmitter:
         if _is_pure(name) and op.results and not any(_has_uses(r) for r in op.results):
             return
         handler(self, op)
+
+
+# Ops that write a memref operand, by operand position.
+_WRITES = {"memref.store": 1, "vector.store": 1, "vector.transfer_write": 1,
+           "memref.copy": 1}
+_VIEW_OPS = ("memref.subview", "memref.reinterpret_cast", "memref.collapse_shape",
+             "memref.expand_shape", "memref.cast")
+
+
+def _root(value: ir.Value) -> ir.Value:
+    """The buffer a memref view is a view of."""
+    while not isinstance(value.owner, ir.Block) and value.owner.name in _VIEW_OPS:
+        value = value.owner.operands[0]
+    return value
+
+
+def _writer_names(func_op) -> dict[ir.Value, set[str | None]]:
+    """Per buffer, the source names of the ops that write it."""
+    names: dict[ir.Value, set[str | None]] = {}
+    for op in walk(func_op.regions[0]):
+        position = _WRITES.get(op.operation.name)
+        if position is not None:
+            names.setdefault(_root(op.operands[position]), set()).add(source_name(op.location))
+    return names
+
+
+def _tile_name(alloc, writer_names: set[str | None]) -> str | None:
+    """A tile is named after the Python value its writers compute, when they all agree:
+    allocs are shared after bufferization (one `tl.arange` tile serves several
+    statements), so the alloc's own location may name another value."""
+    named = writer_names - {None}
+    if not named:
+        return source_name(alloc.location)
+    return next(iter(named)) if len(named) == 1 else None
+
+
+@dataclass
+class _StatementWrites:
+    """Memory writes by the statement that made them, per block: for (block, source
+    name, source line), the position in the block of each op that writes (or holds
+    an op that writes) and what it writes (the stored value, or the copy's source)."""
+    positions: dict = field(default_factory=dict)   # op -> (block, position)
+    writes: dict = field(default_factory=dict)      # (block, name, line) -> [(pos, value)]
+
+
+def _statement_writes(func_op) -> _StatementWrites:
+    found = _StatementWrites()
+
+    def visit(block: ir.Block) -> list[tuple[str, object, ir.Value]]:
+        inside = []
+        for position, op in enumerate(block.operations):
+            found.positions[op.operation] = (block, position)
+            here = []
+            if op.operation.name in _WRITES:
+                here.append((source_name(op.location), source_line(op.location),
+                             op.operands[0]))
+            for region in op.regions:
+                for nested in region.blocks:
+                    here += visit(nested)
+            for name, line, value in here:
+                found.writes.setdefault((block, name, line), []).append((position, value))
+            inside += here
+        return inside
+
+    visit(func_op.regions[0].blocks[0])
+    return found
 
 
 def _has_uses(value: ir.Value) -> bool:

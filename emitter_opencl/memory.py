@@ -11,6 +11,7 @@ arrays of all of them hold float.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from mlir import ir
@@ -58,6 +59,13 @@ def _store_stmt(emitter, buffer: Buffer, index: Expr, value: str) -> str:
     if buffer.is_global and buffer.kind in fp8.KINDS:
         return f"{buffer.name}[{index}] = {emitter.helpers.need(fp8.encode(buffer.kind))}({value});"
     return f"{buffer.name}[{index}] = {value};"
+
+
+def value_role(buffer: Buffer, suffix: str) -> str:
+    """The name of a value read from `buffer`: `x_vec` for a vector read from `x_ptr`
+    or `x_tile`, `tile0_elem` for an element of `tile0`."""
+    base = re.sub(r"_(ptr|tile)(_\d+)?$", "", buffer.name)
+    return f"{base}_{suffix}"
 
 
 def pointer(view: View, index: Expr) -> str:
@@ -299,7 +307,8 @@ def _extract_pointer(emitter, op) -> None:
     view = emitter.view(op, op.operands[0])
     if not view.buffer.is_global:
         raise error_at(op, "the address of a __local buffer is not available")
-    emitter.define(op, op.results[0], f"(long){view.buffer.name}")
+    emitter.define(op, op.results[0], f"(long){view.buffer.name}",
+                   role=f"{view.buffer.name}_addr")
 
 
 def _no_code(emitter, op) -> None:
@@ -309,7 +318,10 @@ def _no_code(emitter, op) -> None:
 def _load(emitter, op) -> None:
     view = emitter.view(op, op.operands[0])
     index = view.element([emitter.index_expr(v) for v in list(op.operands)[1:]])
-    emitter.define(op, op.results[0], load_expr(emitter, view.buffer, index))
+    # An element of a work-group or private array is a piece of a tile, never the
+    # Python value itself (that is the tile).
+    emitter.define(op, op.results[0], load_expr(emitter, view.buffer, index),
+                   role=value_role(view.buffer, "elem"), python_name=view.buffer.is_global)
 
 
 def _store(emitter, op) -> None:

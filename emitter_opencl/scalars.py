@@ -9,6 +9,7 @@ from mlir import ir
 from . import ctypes_table as ct
 from .casts import CAST_OPS, FOLDABLE_INT_CASTS, cast_expr, fold_int_cast, vector_cast_expr
 from .errors import error_at
+from .names import is_named
 from .optable import (ELEMENTWISE, CMPF, CMPI, CMPI_SIGNED, HELPER_OF, I1_ELEMENTWISE,
                       UNSIGNED_RESULT, VECTOR_ELEMENTWISE, VECTOR_WRAPPING, WRAPPING,
                       WRAPPING_KINDS, is_call)
@@ -205,14 +206,17 @@ def _cast(emitter, op) -> None:
     if expr is None:
         emitter.alias(result, source)
     else:
-        emitter.define(op, result, expr)
+        # A kernel argument in another type is still that argument, not the Python
+        # value of the statement that converts it (`mask = offs < n` casts `n`).
+        emitter.define(op, result, expr, role=text if is_named(text) else None,
+                       python_name=not emitter.is_kernel_argument(source))
 
 
 def _gpu_index(emitter, op) -> None:
     builtin, default = _GPU_INDEX[op.operation.name]
     dim = str(op.attributes["dimension"]).rstrip(">")[-1]
     emitter.define(op, op.results[0], f"{builtin}({'xyz'.index(dim)})", "long",
-                   default_name=f"{default}_{dim}")
+                   role=f"{default}_{dim}")
 
 
 HANDLERS = {

@@ -11,7 +11,8 @@ from mlir import ir
 from . import ctypes_table as ct
 from .errors import error_at
 from .ir_utils import operand_segments
-from .memory import pointer
+from .memory import pointer, value_role
+from .names import is_identifier
 from .views import Buffer, atom
 
 
@@ -53,7 +54,8 @@ def _read(emitter, op) -> None:
         expr = f"vload{width}(0, {first})"
     if emitter.bounds is not None:
         expr = emitter.bounds.vector_load(buffer, emitter.vector_index, width, first, expr)
-    emitter.define(op, op.results[0], expr)
+    # A slice of a tile, never the whole Python value: named after the buffer.
+    emitter.define(op, op.results[0], expr, role=value_role(buffer, "vec"), python_name=False)
 
 
 def _write(emitter, op) -> None:
@@ -104,7 +106,10 @@ def _broadcast(emitter, op) -> None:
     if ct.scalar_kind(source.type) is None:
         raise error_at(op, "only scalar-to-vector broadcasts are supported")
     ctype = emitter.ctype_of(op, result)
-    emitter.define(op, result, f"({ctype})({emitter.operand(source)})")
+    text = emitter.operand(source)
+    # A splat is never the Python value itself: named after the scalar it repeats.
+    role = f"{text}_splat" if is_identifier(text) else "splat"
+    emitter.define(op, result, f"({ctype})({text})", role=role, python_name=False)
 
 
 HANDLERS = {

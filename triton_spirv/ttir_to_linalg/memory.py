@@ -17,6 +17,7 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import arith, bufferization, memref, scf, tensor
 
+from ..memref_stage.affine_nests import named
 from . import analysis
 from . import builders as b
 from .values import Box, Pointer, PointerTensor, Value
@@ -109,8 +110,10 @@ def _when_partial(starts, sizes, shape, build):
         for value, full in ((start, 0), (size, n)):
             if b.constant_int_of(value) == full:
                 continue
-            differs = arith.cmpi(arith.CmpIPredicate.ne, b.as_index(value), b.const_index(full))
-            partial = differs if partial is None else arith.ori(partial, differs)
+            with named("is_partial", ir.Location.current):
+                differs = arith.cmpi(arith.CmpIPredicate.ne, b.as_index(value),
+                                     b.const_index(full))
+                partial = differs if partial is None else arith.ori(partial, differs)
     if partial is None:
         return
     if_op = scf.IfOp(partial, [], has_else=False)
