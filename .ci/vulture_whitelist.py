@@ -71,11 +71,6 @@ _.reason  # TtirParseError.reason: the message without its location
 reason  # EmitterChoice.reason: why the emitter was chosen, for reports
 num_elements  # emitter_opencl.views.Buffer: size of a __local array
 
-# The OpenCL ABI shared with the launcher, which keeps its own copy of the numbers
-# (launcher/bounds.py ERROR_INTS, launcher/asserts.py RECORD_INTS) and names these.
-BOUNDS_ERROR_INTS
-ASSERT_RECORD_INTS
-
 # One of the comparison predicates unpacked from range(10) in ttir_to_linalg/analysis.py.
 NE
 

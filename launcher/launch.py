@@ -348,6 +348,26 @@ class OpenCLLauncher:
             self._param_types.append(ty)
         self._positions = {position: index for index, position, *_ in self._pointer_slots + self._scalar_slots}
 
+    # -- the argument plan as bounds checks and recordings read it (bounds.py) --
+
+    @property
+    def pointer_slots(self):
+        """(kernel parameter index, flattened position) of each pointer argument."""
+        return self._pointer_slots
+
+    @property
+    def scalar_slots(self):
+        """(kernel parameter index, flattened position, pack code, converter) of each scalar."""
+        return self._scalar_slots
+
+    def argument_name(self, position):
+        """The name of the flattened argument at `position`, for messages."""
+        return self._names[position]
+
+    def param_type(self, index):
+        """The Triton type of kernel parameter `index` ("*fp32", "i32", ...)."""
+        return self._param_types[index]
+
     # -- the call ------------------------------------------------------------
 
     def __call__(self, gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata,
@@ -356,7 +376,7 @@ class OpenCLLauncher:
             self._bind(function)
         global_size = self._global_size(function, gridX, gridY, gridZ)
         queue = stream if type(stream) is self._command_queue_type else function.queue
-        if self._plain and len(args) == self._n_args and _replay._record_dir is None:
+        if self._plain and len(args) == self._n_args and _replay.record_dir is None:
             # Only the arguments to pass (see _bind): the common case, kept short.
             with function.lock:
                 self._launch_zero_copy(function, queue, global_size, args, launch_metadata,
@@ -432,7 +452,7 @@ class OpenCLLauncher:
                     self._tensor_type = _torch_tensor_type()
                 buffer_args += (index, buffer)
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         return tuple(buffer_args)
 
     def _launch_copying(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
@@ -442,7 +462,7 @@ class OpenCLLauncher:
             for index, position in self._pointer_slots:
                 ranges.append(host_memory_range(args[position]))
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         scalar_args = self._scalar_args(args)
         check_no_overlap(ranges, self.kernel_name, [self._names[p] for _, p in self._pointer_slots])
         staged, buffer_args = {}, []
@@ -475,7 +495,7 @@ class OpenCLLauncher:
             for index, position, code, convert in self._scalar_slots:
                 packed += (index, code, convert(args[position]))
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         return tuple(packed)
 
     def _flattened(self, args):
@@ -489,7 +509,8 @@ class OpenCLLauncher:
             raise KernelArgumentError(
                 f"a tuple or descriptor argument of kernel '{self.kernel_name}' {problem}") from None
 
-    def _argument_error(self, position, problem):
+    def argument_error(self, position, problem):
+        """The KernelArgumentError for the flattened argument at `position`."""
         name = self._names[position] if position is not None else "?"
         ty = self._param_types[self._positions[position]] if position in self._positions else "?"
         return KernelArgumentError(
