@@ -6,6 +6,9 @@ here counts as used. Keep a reason next to each group.
 # ruff: noqa
 _ = object()
 
+# Python's import system calls these of a meta path finder's loader (triton_first.py).
+_.create_module
+
 # Triton's backend hooks (triton.backends.compiler.BaseBackend / DriverBase): Triton calls
 # them and reads the option fields by name.
 _.supports_target

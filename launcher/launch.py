@@ -31,7 +31,7 @@ from .buffers import ArgumentProblem, check_no_overlap, host_memory_range
 from .clbin import unpack_clbin
 from .descriptors import descriptor_param_names, descriptor_param_types, descriptor_values, is_descriptor_type
 from .device import get_device
-from .cache_repair import rebuild_clbin
+from .cache_repair import rebuild_clbin, take_expected
 from .errors import ClbinFormatError, GridError, KernelArgumentError, OpenCLBuildError
 from .il import log_fallback_once
 from .profile import profiled_launch_calls, profiling_enabled
@@ -98,11 +98,19 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     """
     if device not in (0, None):
         raise ValueError(f"OpenCL device index {device} does not exist: the backend runs on one device, index 0")
-    dev = get_device()
+    cache_entry = take_expected(name)  # the files of the cache entry it comes from, if known
     try:
         clbin = unpack_clbin(kernel_bytes)
     except ClbinFormatError as exc:  # a corrupted cache entry: rebuilt from its source
-        clbin = rebuild_clbin(name, exc)
+        clbin = rebuild_clbin(name, exc, cache_entry)
+    handle = load_kernel(clbin, name, shared)
+    return handle.program, handle, reported_regs(handle.private_mem_bytes), 0, handle.work_group_size
+
+
+def load_kernel(clbin, name=None, shared=0):
+    """The KernelHandle of an unpacked clbin (clbin.clbin_fields) on the current device,
+    checked against the device's limits (`shared`: local memory Triton asks for)."""
+    dev = get_device()
     kernel_name = clbin["name"] or name
     program = _program_of(dev, clbin, kernel_name)
     handle = KernelHandle(kernel_name, _create_kernel(program, kernel_name), program, dev,
@@ -111,7 +119,7 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     _check_resources(handle, max(int(shared or 0), handle.local_mem_bytes))
     if clbin["bounds"] is not None:
         handle.bounds = BoundsPlan(clbin["bounds"], handle)
-    return program, handle, reported_regs(handle.private_mem_bytes), 0, handle.work_group_size
+    return handle
 
 
 def _program_of(dev, clbin, kernel_name):
@@ -291,13 +299,26 @@ def _choose_arg_setter():
 # ----------------------------------------------------------------------------
 
 class OpenCLLauncher:
-    """Triton's `launcher_cls` for OpenCL: `launcher(src, metadata)(grid..., *args)`."""
+    """Triton's `launcher_cls` for OpenCL: `launcher(src, metadata)(grid..., *args)`.
+    Other frontends make one with `for_parameters` (kernels.py)."""
 
     def __init__(self, src, metadata):
+        name = getattr(metadata, "name", None) or getattr(src, "name", None) or "<kernel>"
+        self._setup(name, list(src.signature.values()), _argument_names(src), metadata)
+
+    @classmethod
+    def for_parameters(cls, name, params, metadata):
+        """A launcher for kernel `name` whose own parameters are `params`, (name, type)
+        pairs with Triton's type names ("*fp32", "i64", ...); `metadata` (a dict) as the
+        compiled kernel's, e.g. its `asserts`."""
+        launcher = cls.__new__(cls)
+        launcher._setup(name, [ty for _, ty in params], [n for n, _ in params], metadata)
+        return launcher
+
+    def _setup(self, kernel_name, types, names, metadata):
         import pyopencl as cl
 
-        self.kernel_name = getattr(metadata, "name", None) or getattr(src, "name", None) or "<kernel>"
-        types = list(src.signature.values())
+        self.kernel_name = kernel_name
         self._types = types
         self._n_args = len(types)
         # Tuples and descriptors stand for several kernel parameters each.
@@ -308,7 +329,7 @@ class OpenCLLauncher:
         self._assert_index = None  # its kernel parameter index, set by _bind
         # tt.int_to_ptr: hidden host-memory buffers before the assert record (flat_memory.py).
         self._flat = flat_memory_plan(metadata, self.kernel_name)
-        self._plan_arguments(types, _argument_names(src))
+        self._plan_arguments(types, names)
         self._set_args = _choose_arg_setter()
         self._enqueue = cl.enqueue_nd_range_kernel
         if profiling_enabled():  # TRITON_SPIRV_PROFILE=1: record every launch's event
