@@ -56,3 +56,13 @@ def test_the_backend_modules_imported_before_triton_are_the_ones_triton_register
               compiler.__spec__.origin == compiler.__file__)
     """)
     assert out.split() == ["True", "True", "True"]
+
+
+def test_the_launcher_and_the_kernel_abi_import_no_frontend():
+    out = run_python("""
+        import sys
+        import launcher, launcher.asserts, launcher.bounds, launcher.kernels, opencl_abi
+        print(sorted({m.split(".")[0] for m in sys.modules}
+                     & {"triton", "triton_spirv", "emitter_opencl", "mlir", "torch"}))
+    """)
+    assert out.strip() == "[]"
