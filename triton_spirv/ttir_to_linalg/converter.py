@@ -117,7 +117,7 @@ class KernelConverter:
         # Pointers Triton bitcast to an integer type of the same width (float atomics):
         # TTIR value -> the integer element type the atomic sees.
         self.reinterpreted: Dict[ir.Value, ir.Type] = {}
-        # tt.assert: (file, line, message) per assert id and the hidden record argument
+        # tt.assert: the AssertSite (opencl_abi) per assert id and the hidden record argument
         # (debug.py); no record when the kernel has no asserts. The asserts and pointer
         # casts of the functions it calls count: their bodies are converted in place.
         reached = _with_callees(tt_func, self.functions)

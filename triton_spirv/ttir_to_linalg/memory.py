@@ -173,7 +173,7 @@ def _element_index(offset: ir.Value) -> ir.Value:
     return arith.index_cast(b.index_type(), offset)
 
 
-def _guarded(cond: Optional[ir.Value], then_fn, else_fn, result_type):
+def guarded(cond: Optional[ir.Value], then_fn, else_fn, result_type):
     """`then_fn()` when `cond` holds, else `else_fn()` (no guard when `cond` is None)."""
     if cond is None:
         return then_fn()
@@ -203,13 +203,13 @@ def gather_load(ptr: PointerTensor, mask: Optional[Value], other: Optional[Value
         o = rest[1] if (mask is not None and other is not None) else None
         load = lambda: memref.load(ptr.buffer, [_element_index(offset)])  # noqa: E731
         fallback = (lambda: o) if o is not None else (lambda: zero(elem))
-        return [_guarded(m, load, fallback, elem)]
+        return [guarded(m, load, fallback, elem)]
 
     result_type = ir.RankedTensorType.get(shape, elem)
     return b.generic(inputs, b.parallel_maps(rank, len(inputs)), [result_type], body)[0]
 
 
-def _loop_nest(shape, body):
+def loop_nest(shape, body):
     """Calls `body(indices)` inside a nest of scf.for loops over `shape`."""
     indices = []
 
@@ -231,10 +231,10 @@ def scatter_store(ptr: PointerTensor, value: ir.Value, mask: Optional[Value]):
         offset = tensor.extract(ptr.offsets.value, indices)
         element = tensor.extract(value, indices)
         cond = tensor.extract(mask.value, indices) if mask is not None else None
-        _guarded(cond, lambda: memref.store(element, ptr.buffer, [_element_index(offset)]),
+        guarded(cond, lambda: memref.store(element, ptr.buffer, [_element_index(offset)]),
                  None, None)
 
-    _loop_nest(ptr.shape, store_one)
+    loop_nest(ptr.shape, store_one)
 
 
 # ---------------------------------------------------------------------------------------
@@ -245,9 +245,9 @@ def scalar_load(ptr: Pointer, mask: Optional[ir.Value], other: Optional[ir.Value
     elem = buffer_element_type(ptr.buffer)
     load = lambda: memref.load(ptr.buffer, [_element_index(ptr.offset)])  # noqa: E731
     fallback = (lambda: other) if other is not None else (lambda: zero(elem))
-    return _guarded(mask, load, fallback, elem)
+    return guarded(mask, load, fallback, elem)
 
 
 def scalar_store(ptr: Pointer, value: ir.Value, mask: Optional[ir.Value]):
-    _guarded(mask, lambda: memref.store(value, ptr.buffer, [_element_index(ptr.offset)]),
+    guarded(mask, lambda: memref.store(value, ptr.buffer, [_element_index(ptr.offset)]),
              None, None)
