@@ -33,6 +33,8 @@ def _format_row(result: dict) -> str:
             cells.append(f"{peer}: {measured['rate']:.1f} {result['unit']} (ours {ratio:.2f}x)")
         else:
             cells.append(f"{peer}: {measured.get('skipped', 'n/a')}")
+    if "launcher_only_us" in result:  # launch overhead: our launcher without Triton's dispatch
+        cells.append(f"launcher alone (CompiledKernel.run): {result['launcher_only_us']:.1f} us")
     if "warm_s" in result:  # compile latency: the cold compile is the row, then the warm start
         cells.append(f"warm start (new process, cache hit): {result['warm_s']:.2f} s")
         stages = ", ".join(f"{stage} {s:.2f}" for stage, s in result.get("stage_seconds", {}).items())
