@@ -65,6 +65,8 @@ def bare_opencl_launch_ms(count: int) -> float:
 
 def _run_json(args, env_extra, timeout=600) -> dict:
     env = dict(os.environ, **env_extra)
+    # The child imports this checkout's packages too (see run.py).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(HERE), env.get("PYTHONPATH")) if p)
     out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
                          timeout=timeout, cwd=HERE)
     if out.returncode != 0:
