@@ -56,7 +56,7 @@ class KernelHandle:
 
     __slots__ = ("name", "kernel", "program", "device", "queue", "local_size", "arg_types",
                  "local_mem_bytes", "work_group_size", "private_mem_bytes", "max_grid", "lock",
-                 "source", "build_options", "bounds")
+                 "source", "build_options", "bounds", "args_set")
 
     def __init__(self, name, kernel, program, device, local_size, arg_types, local_mem_bytes):
         import pyopencl as cl
@@ -79,6 +79,10 @@ class KernelHandle:
         self.lock = device.launch_lock
         # Set by load_binary: for recordings and bounds-checked kernels (bounds.py).
         self.source, self.build_options, self.bounds = "", (), None
+        # The (buffer args, scalar args) a zero-copy launch last set on `kernel`, so that
+        # an unchanged launch skips clSetKernelArg; None while other arguments may be
+        # set (a copying launch clears it). Hidden parameters are not part of it.
+        self.args_set = None
 
     @property
     def num_args(self):
@@ -368,6 +372,7 @@ class OpenCLLauncher:
                     "backend cannot pass")
             self._param_types.append(ty)
         self._positions = {position: index for index, position, *_ in self._pointer_slots + self._scalar_slots}
+        self._has_float_scalars = any(SCALAR_KINDS[ty].is_float for ty in self._param_types if ty in SCALAR_KINDS)
 
     # -- the argument plan as bounds checks and recordings read it (bounds.py) --
 
@@ -414,6 +419,8 @@ class OpenCLLauncher:
         if self._scratch:
             args = (*args[:self._n_flat], *self._scratch.allocate(grid_size, stream))
         with function.lock:
+            # Copying launches set staging buffers as the arguments.
+            function.args_set = None
             # Bounds-checked kernels and recorded launches only (bounds.py).
             checks = begin_checks(self, function, queue, global_size, args) if needs_checks(function) else None
             if self._flat is not None:
@@ -434,12 +441,24 @@ class OpenCLLauncher:
                 raise failed
 
     def _launch_zero_copy(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
+        """Sets the arguments, runs the kernel on the host memory itself and waits.
+
+        Arguments equal to those last set on the kernel are not set again: a kernel
+        keeps its arguments, and the same tensors map to the same cached buffers (the
+        caller holds the device's lock, which also guards that cache). Kernels with
+        float scalars always set them, as -0.0 == 0.0 in Python.
+        """
+        kernel = function.kernel
         buffer_args = self._aliasing_buffer_args(self._buffers, args)
-        self._set_args(function.kernel, buffer_args, self._scalar_args(args))
+        scalar_args = self._scalar_args(args) if self._scalar_slots else ()
+        settled = (buffer_args, scalar_args)
+        if settled != function.args_set or self._has_float_scalars:
+            self._set_args(kernel, buffer_args, scalar_args)
+            function.args_set = settled
         if enter_hook is not None:
             enter_hook(launch_metadata)
         if global_size is not None:
-            self._enqueue(queue, function.kernel, global_size, function.local_size)
+            self._enqueue(queue, kernel, global_size, function.local_size)
             # The kernel wrote straight into host memory (the probe checked that it
             # does on this device); finishing makes the results complete.
             queue.finish()
