@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
+from .elementwise import is_elementwise
 from .shapes import strides_of
 
 # ---------------------------------------------------------------------------
@@ -307,7 +308,6 @@ def operand_map(instr, operand_index: int) -> IndexingMap | None:
     builder = _MAP_BUILDERS.get(instr.opcode)
     if builder is not None:
         return builder(instr, operand_index)
-    from .elemental import is_elementwise
     if out_dims is not None and is_elementwise(instr):
         operand = instr.operands[operand_index]
         if operand.shape.rank == 0 and len(out_dims) > 0:   # scalar operands (clamp)
