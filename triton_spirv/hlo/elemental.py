@@ -95,10 +95,14 @@ def literal_array(instr) -> np.ndarray:
 # Emitting index expressions
 # ---------------------------------------------------------------------------
 
-def apply_expr(e: Expr, dims: list[ir.Value], syms: list[ir.Value] = ()) -> ir.Value:
+def apply_expr(e: Expr, dims: list[ir.Value], syms: list[ir.Value] = (),
+               nonnegative: bool = False) -> ir.Value:
     """`e` evaluated on index values with arith ops. (Not affine.apply: the upstream
     inliner refuses to inline affine ops into scf regions, and subgraph functions are
-    called from inside loops and ifs.)"""
+    called from inside loops and ifs.) `nonnegative`: every subexpression is >= 0, so
+    floordiv and mod are C's `/` and `%` (divsi, remsi) without sign corrections."""
+    def emit(x):
+        return apply_expr(x, dims, syms, nonnegative)
     if isinstance(e, Dim):
         return dims[e.index]
     if isinstance(e, Sym):
@@ -106,18 +110,20 @@ def apply_expr(e: Expr, dims: list[ir.Value], syms: list[ir.Value] = ()) -> ir.V
     if isinstance(e, Const):
         return const_index(e.value)
     if isinstance(e, Add):
-        value = apply_expr(e.terms[0], dims, syms)
+        value = emit(e.terms[0])
         for t in e.terms[1:]:
-            value = arith.addi(value, apply_expr(t, dims, syms))
+            value = arith.addi(value, emit(t))
         return value
     if isinstance(e, Mul):
-        return arith.muli(apply_expr(e.expr, dims, syms), const_index(e.factor))
+        return arith.muli(emit(e.expr), const_index(e.factor))
     if isinstance(e, FloorDiv):
-        return arith.floordivsi(apply_expr(e.expr, dims, syms), const_index(e.divisor))
+        divide = arith.divsi if nonnegative else arith.floordivsi
+        return divide(emit(e.expr), const_index(e.divisor))
     if isinstance(e, Mod):
-        x = apply_expr(e.expr, dims, syms)
-        c = const_index(e.divisor)
+        x, c = emit(e.expr), const_index(e.divisor)
         r = arith.remsi(x, c)
+        if nonnegative:
+            return r
         negative = arith.cmpi(arith.CmpIPredicate.slt, r, const_index(0))
         return arith.select(negative, arith.addi(r, c), r)
     raise TypeError(e)
