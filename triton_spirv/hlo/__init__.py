@@ -7,8 +7,9 @@ shared with the Triton frontend, then the same OpenCL emitter and launcher.
 
 Data flows one way: HLO text (reader.py) -> HLO objects -> partitioned subgraph
 functions (partitioner.py) -> MLIR on tensors built by the emitter chosen by hero
-analysis (emitters/, elemental.py, indexing.py) -> the seed's passes and the shared
-Linalg -> memref pipeline (passes.py) -> emitter_opencl -> launcher (runtime.py).
+analysis (emitters/, elemental.py, elementwise.py, indexing.py) -> the seed's passes
+and the shared Linalg -> memref pipeline (passes.py) -> emitter_opencl -> launcher
+(runtime.py).
 
 Shapes may use `?` and named dimensions (`f32[M,K]`, dynamic.py): one compiled kernel
 serves every size; shapes are checked at compile time (dynamic.py) and, before each

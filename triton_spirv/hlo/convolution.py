@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from mlir.dialects import arith
 
+from .elementwise import convert_value
 from .errors import HloUnsupportedError, where
 from .indexing import Const, Dim
 
@@ -111,7 +112,7 @@ def check_convolution(instr) -> tuple[ConvDims, dict, int, int]:
 
 def emit_convolution(em, instr, indices):
     """One output element: the window x group-features loop nest."""
-    from .elemental import (loop_nest, apply_expr, convert_value, if_else, scalar_constant,
+    from .elemental import (apply_expr, if_else, loop_nest, scalar_constant,
                             window_input_positions)
     lhs, rhs = instr.operands
     dims, window, groups, batch_groups = check_convolution(instr)

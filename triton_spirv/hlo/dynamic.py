@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .elementwise import is_elementwise
 from .errors import HloShapeError, HloUnsupportedError, where
 
 __all__ = ["HloShapeError", "check_module_shapes", "module_is_dynamic"]
@@ -34,7 +35,6 @@ __all__ = ["HloShapeError", "check_module_shapes", "module_is_dynamic"]
 
 # Ops whose operands and result share one shape (scalars allowed where XLA allows them).
 def _is_elementwise(instr) -> bool:
-    from .elemental import is_elementwise
     return is_elementwise(instr) and instr.opcode != "bitcast-convert"
 
 

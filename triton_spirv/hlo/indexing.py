@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
+from .elementwise import is_elementwise
 from .shapes import strides_of
 
 # ---------------------------------------------------------------------------
@@ -94,9 +95,13 @@ class Mul(Expr):
     factor: int
 
     def __str__(self) -> str:
+        # (d0 mod 2) * 32: floordiv and mod bind as * does, so their operand of a
+        # product is parenthesized as MLIR prints it.
+        operand = f"({self.expr})" if isinstance(self.expr, (Add, FloorDiv, Mod)) \
+            else str(self.expr)
         if self.factor == -1:
-            return f"-{_paren(self.expr)}"
-        return f"{_paren(self.expr)} * {self.factor}"
+            return f"-{operand}"
+        return f"{operand} * {self.factor}"
 
 
 @dataclass(frozen=True, eq=True)
@@ -307,7 +312,6 @@ def operand_map(instr, operand_index: int) -> IndexingMap | None:
     builder = _MAP_BUILDERS.get(instr.opcode)
     if builder is not None:
         return builder(instr, operand_index)
-    from .elemental import is_elementwise
     if out_dims is not None and is_elementwise(instr):
         operand = instr.operands[operand_index]
         if operand.shape.rank == 0 and len(out_dims) > 0:   # scalar operands (clamp)
@@ -470,12 +474,18 @@ INDEX_TRANSFORMS = frozenset(_MAP_BUILDERS)
 
 def thread_map(threads: int, blocks: int, vector: int, dims) -> IndexingMap:
     """The loop emitter's map (th_x, bl_x)[vector_index] -> output index."""
-    linear = add(mul(Dim(1), threads * vector), mul(Dim(0), vector), Sym(0))
+    linear = loop_linear_index(threads, vector)
     total = prod(dims)
     constraints = [] if threads * blocks * vector == total else [(linear, 0, total - 1)]
     return IndexingMap([(0, threads - 1), (0, blocks - 1)], delinearize(linear, dims),
                        symbol_ranges=[(0, vector - 1)], constraints=constraints,
                        dim_names=["th_x", "bl_x"], symbol_names=["vector_index"])
+
+
+def loop_linear_index(threads: int, vector: int) -> Expr:
+    """The loop emitter's linear output index: work-item th_x of work-group bl_x writes
+    the `vector` elements from (bl_x * threads + th_x) * vector on."""
+    return add(mul(Dim(1), threads * vector), mul(Dim(0), vector), Sym(0))
 
 
 class DynamicThreadMap:
@@ -486,13 +496,17 @@ class DynamicThreadMap:
     def __init__(self, threads: int, blocks, vector: int, dims, total):
         self.threads, self.blocks, self.vector = threads, blocks, vector
         self.dims, self.total = list(dims), total
+        self.linear = loop_linear_index(threads, vector)
 
     @property
     def symbols(self) -> list[str]:
         return [d for d in self.dims if not isinstance(d, int)]
 
     def __str__(self) -> str:
-        linear = f"bl_x * {self.threads * self.vector} + th_x * {self.vector} + vector_index"
+        names = IndexingMap([(0, self.threads - 1), (0, 0)], [self.linear],
+                            symbol_ranges=[(0, self.vector - 1)],
+                            dim_names=["th_x", "bl_x"], symbol_names=["vector_index"])
+        linear = names._render(self.linear)
         by = ", ".join(str(d) for d in self.dims)
         syms = ", ".join(["vector_index"] + self.symbols)
         domain = [f"th_x in [0, {self.threads - 1}]", f"bl_x in [0, {self.blocks} - 1]",
@@ -505,3 +519,119 @@ class DynamicThreadMap:
 
 def dynamic_thread_map(threads, blocks, vector, dims, total) -> DynamicThreadMap:
     return DynamicThreadMap(threads, blocks, vector, dims, total)
+
+
+# ---------------------------------------------------------------------------
+# Reading loops back from a map (what the emitters build their kernels from)
+# ---------------------------------------------------------------------------
+
+
+def linear_index_of(results: list[Expr], dims) -> Expr | None:
+    """L when `results` is `delinearize(L, dims)` (the loop emitter's maps), else None:
+    the emitters emit such results as one delinearization of L, which the flatten pass
+    folds against the linearization of the flat output buffer."""
+    if not results:
+        return None
+    first, last = results[0], results[-1]
+    candidates = [last, first]
+    if isinstance(last, Mod):
+        candidates.insert(0, last.expr)
+    if isinstance(first, FloorDiv):
+        candidates.append(first.expr)
+    for linear in candidates:
+        if delinearize(linear, dims) == list(results):
+            return linear
+    return None
+
+
+def thread_linear_index(m, dims) -> Expr:
+    """The loop emitter's linear output index, read back from its map."""
+    if isinstance(m, DynamicThreadMap):
+        return m.linear
+    linear = linear_index_of(m.results, dims)
+    if linear is None:
+        raise ValueError(f"{m}: the results are not a delinearization over {tuple(dims)}")
+    return linear
+
+
+def without_symbols(e: Expr, num_dims: int) -> Expr:
+    """`e` with every symbol 0 (a loop's first iteration)."""
+    return substitute(e, [Dim(i) for i in range(num_dims)], _Zeros())
+
+
+class _Zeros:
+    def __getitem__(self, _):
+        return Const(0)
+
+
+def coefficient(e: Expr, symbol: int) -> int:
+    """The factor of symbol `symbol` in `e` (0 when `e` does not use it); `e` must be
+    affine in it (the symbol not under floordiv or mod)."""
+    terms = e.terms if isinstance(e, Add) else (e,)
+    total = 0
+    for t in terms:
+        if t == Sym(symbol):
+            total += 1
+        elif isinstance(t, Mul) and t.expr == Sym(symbol):
+            total += t.factor
+        elif symbol in _symbols_of(t):
+            raise ValueError(f"{e}: s{symbol} is not a plain term")
+    return total
+
+
+def _symbols_of(e: Expr) -> set[int]:
+    if isinstance(e, Sym):
+        return {e.index}
+    if isinstance(e, Add):
+        return set().union(*(_symbols_of(t) for t in e.terms))
+    if isinstance(e, (Mul, FloorDiv, Mod)):
+        return _symbols_of(e.expr)
+    return set()
+
+
+def constraints_on(m: IndexingMap, e: Expr) -> IndexingMap:
+    """`m` with only the constraints on expression `e` (the guard of one result)."""
+    return IndexingMap(m.dim_ranges, m.results, m.symbol_ranges,
+                       [c for c in m.constraints if c[0] == e], m.dim_names, m.symbol_names)
+
+
+@dataclass(frozen=True)
+class StridedLoop:
+    """The loop that walks one result of a map along one symbol: `start` (the result
+    with every symbol 0, over the dimensions), `step` (the symbol's factor) and `stop`
+    (one past the upper bound of the constraint on that result, an int or a symbolic
+    bound; None when the result is unconstrained)."""
+    start: Expr
+    step: int
+    stop: object
+
+
+def strided_loop(m: IndexingMap, result: int, symbol: int) -> StridedLoop:
+    e = m.results[result]
+    start = without_symbols(e, m.num_dims)
+    stop = None
+    for c, _, hi in m.constraints:
+        if c == e:
+            stop = hi + 1 if isinstance(hi, int) else hi
+    return StridedLoop(start, coefficient(e, symbol), stop)
+
+
+def work_group_size(m) -> int:
+    """Work-items per work-group: the range of th_x."""
+    if isinstance(m, DynamicThreadMap):
+        return m.threads
+    return m.dim_ranges[0][1] + 1
+
+
+def static_grid(m) -> int | None:
+    """Work-groups: the range of bl_x, None when it is a dynamic size."""
+    hi = m.dim_ranges[1][1] if isinstance(m, IndexingMap) else None
+    return hi + 1 if isinstance(hi, int) else None
+
+
+def symbol_extent(m, symbol: int) -> int:
+    """How many values a symbol takes (its range is [0, n - 1])."""
+    if isinstance(m, DynamicThreadMap):
+        return m.vector
+    lo, hi = m.symbol_ranges[symbol]
+    return hi - lo + 1

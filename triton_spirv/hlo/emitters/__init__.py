@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..elemental import is_elementwise
+from ..elementwise import is_elementwise
 from ..partitioner import output_roots
 
 

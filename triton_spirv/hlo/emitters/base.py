@@ -28,8 +28,8 @@ from math import prod
 from mlir import ir
 from mlir.dialects import affine, arith, bufferization, func, gpu, memref, tensor
 
-from ..elemental import (DimKey, Elemental, compute_type, const_index, dim_value,
-                         storage_type, tensor_type)
+from ..elemental import DimKey, Elemental, dim_value
+from ..mlir_types import compute_type, const_index, storage_type, tensor_type
 from ..errors import HloUnsupportedError
 from ..partitioner import Partition, Subgraph, partition
 from ..target import EmitTarget

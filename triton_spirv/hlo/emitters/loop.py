@@ -17,12 +17,12 @@ from mlir.dialects import arith, scf, tensor
 
 from math import prod
 
-from ..elemental import const_index
-from ..indexing import dynamic_thread_map, thread_map
-from .base import (FusionBuilder, HostSize, apply_linear, cdiv, check_same_size, cmp_lt,
-                   delinearize, host_cdiv, host_product, index_product, leaf_shape,
-                   to_storage)
-
+from ..indexing import (coefficient, dynamic_thread_map, symbol_extent, thread_linear_index,
+                        thread_map, without_symbols, work_group_size)
+from ..mlir_types import const_index
+from .base import (FusionBuilder, HostSize, cdiv, check_same_size, cmp_lt, delinearize,
+                   host_cdiv, host_product, index_product, leaf_shape, to_storage)
+from .map_loops import constraints_hold, emit_expr, grid
 
 
 def vector_width(size: int) -> int:
@@ -52,7 +52,10 @@ def launch_shape(size: int, most: int) -> tuple[int, int, int]:
 def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str = "",
               description: str = "") -> None:
     """One kernel writing `outputs` ([(root, leaf)], default all fusion outputs);
-    `value_fn(root, indices, tensors)` gives a root's leaves (default: its function)."""
+    `value_fn(root, indices, tensors)` gives a root's leaves (default: its function).
+    The kernel is built from the thread map the report prints: its work-group size and
+    grid are the ranges of th_x and bl_x, the vector loop the range of vector_index,
+    the element written the map's linear index, the guard the map's constraint."""
     outputs = outputs if outputs is not None else builder.outputs
     size = check_same_size(outputs, builder.name)
     first_shape = leaf_shape(*outputs[0])
@@ -68,10 +71,13 @@ def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str =
         f"{threads} work-items, {vector} elements per work-item ({total} elements)")
     builder.report.maps.append(str(index_map))
     value_fn = value_fn or builder.root_values
-    with builder.kernel(suffix, threads) as k:
-        base = apply_linear([(k.block_id, threads * vector), (k.thread_id, vector)])
-        size_value = const_index(size) if size is not None else \
-            index_product(first_shape.dims, k.tensors)
+    linear_index = thread_linear_index(index_map, first_shape.dims)
+    if coefficient(linear_index, 0) != 1:
+        raise ValueError(f"{index_map}: a vector's elements are not consecutive")
+    vector = symbol_extent(index_map, 0)
+    with builder.kernel(suffix, work_group_size(index_map)) as k:
+        ids = [k.thread_id, k.block_id]
+        base = emit_expr(without_symbols(linear_index, 2), ids)     # the vector's first element
         slots = [builder.outputs.index((r, leaf)) for r, leaf in outputs]
         carried = [k.outputs[s] for s in slots]
 
@@ -89,16 +95,24 @@ def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str =
                 new[n] = tensor.insert(value, new[n], [linear])
             return new
 
+        # The vector width divides the size, so a vector is in range when its first
+        # element is: the constraint is checked once, at vector_index = 0.
+        if size is None:
+            guard = cmp_lt(base, index_product(first_shape.dims, k.tensors))
+        else:
+            guard = constraints_hold(index_map, ids, [const_index(0)])
         exact = size is None or size % vector == 0
-        guard = cmp_lt(base, size_value)
-        results = _guarded(guard, carried, lambda: _vector_loop(vector, carried, body, exact, size))
+
+        def vector_loop():
+            return _vector_loop(vector, carried, body, exact)
+        results = vector_loop() if guard is None else _guarded(guard, carried, vector_loop)
         final = list(k.outputs)
         for s, r in zip(slots, results):
             final[s] = r
-        k.finish(final, blocks, description or "loop")
+        k.finish(final, grid(index_map, blocks), description or "loop")
 
 
-def _vector_loop(vector, carried, body, exact, size):
+def _vector_loop(vector, carried, body, exact):
     def run(iters):
         return body(None, iters)
     if vector == 1:

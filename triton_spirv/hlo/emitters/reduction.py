@@ -17,6 +17,12 @@ reduced block, the contiguous reduced block, kept dims after it):
       of work-items; each accumulates every 8th row of its column, then a tree over
       the 8 rows through a __local 8x33 array.
 
+Each shape is one indexing map `(th_x, bl_x)[symbols] -> (row, reduced position)`
+(columns: `(K1 index, reduced row, column)`), printed in the fusion report; the kernel
+is built from it: work-group size and grid from the ranges of th_x and bl_x, the walk
+along the reduced positions from how the map's result moves with its symbols, the
+guards from its constraints (emitters/map_loops.py).
+
 Several heroes (multi-output fusions) and variadic reduces (argmax: several
 accumulators reduced together) are supported; each accumulator has its own __local
 array in the tree shapes, its own lanes in the per-work-item shape. The work-item
@@ -31,13 +37,15 @@ from mlir import ir
 from mlir.dialects import arith, gpu, scf, tensor
 
 from ..elemental import Elemental, compute_type, const_index, reduce_operands
-from ..indexing import Dim, IndexingMap, Sym, add, mul
+from ..indexing import (Dim, IndexingMap, Sym, add, coefficient, constraints_on, mul,
+                        strided_loop, symbol_extent, work_group_size)
 from ..lanes import LANE_ATTR, bit_width
 from ..partitioner import output_roots
 from . import EmitterChoice, reaches_through_elementwise
-from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, host_cdiv,
-                   host_mul, host_product, index_product, leaf_shape, linearize, named,
-                   to_storage, HostSize)
+from .base import (FusionBuilder, cdiv, cmp_lt, delinearize, host_cdiv, host_mul,
+                   host_product, index_product, leaf_shape, linearize, named, to_storage,
+                   HostSize)
+from .map_loops import constraints_hold, emit_expr, grid, loop_bounds
 
 COLUMNS, COLUMN_ROWS = 32, 8
 # Per-work-item rows: at most this many rows (work-items) per work-group, and as many
@@ -223,25 +231,34 @@ def _row(builder, heroes, layout, K1, R):
         _row_tree(builder, heroes, layout, K1, R)
 
 
+def _row_tree_map(threads: int, K1, R) -> IndexingMap:
+    """(th_x, bl_x)[i] -> (row, reduced position): work-group bl_x reduces row bl_x,
+    work-item th_x every `threads`-th position from th_x on."""
+    position = add(Dim(0), mul(Sym(0), threads))
+    return IndexingMap(
+        [(0, threads - 1), (0, _hi(K1))], [Dim(1), position],
+        symbol_ranges=[(0, _hi(host_cdiv(R, threads)))], constraints=[(position, 0, _hi(R))],
+        dim_names=["th_x", "bl_x"], symbol_names=["i"])
+
+
 def _row_tree(builder, heroes, layout, K1, R):
     k1, red, k2 = layout
     threads = _threads_for_row(R, builder.target)
+    index_map = _row_tree_map(threads, K1, R)
     builder.report.launch.append(
         f"{builder.name}: row reduction, grid {K1} x local {threads} work-items "
         f"(one work-group per row of {R} elements, tree through __local)")
-    builder.report.maps.append(str(IndexingMap(
-        [(0, threads - 1), (0, _hi(K1))], [Dim(1), add(Dim(0), mul(Sym(0), threads))],
-        symbol_ranges=[(0, _hi(host_cdiv(R, threads)))],
-        constraints=[(add(Dim(0), mul(Sym(0), threads)), 0, _hi(R))],
-        dim_names=["th_x", "bl_x"], symbol_names=["i"])) + "  (row, reduced position)")
-    with builder.kernel("", threads) as k:
-        tid, row = k.thread_id, k.block_id
-        kept = delinearize(row, k1, k.tensors)
+    builder.report.maps.append(f"{index_map}  (row, reduced position)")
+    with builder.kernel("", work_group_size(index_map)) as k:
+        ids = [k.thread_id, k.block_id]
+        tid = k.thread_id
+        kept = delinearize(emit_expr(index_map.results[0], ids), k1, k.tensors)
 
         def input_index(r):
             return kept + delinearize(r, red, k.tensors)
-        partials, types = _accumulate(builder, k, heroes, input_index, tid,
-                                      index_product(red, k.tensors), const_index(threads))
+        start, stop, step = loop_bounds(strided_loop(index_map, 1, 0), ids,
+                                        index_product(red, k.tensors))
+        partials, types = _accumulate(builder, k, heroes, input_index, start, stop, step)
         levels = []
         s = threads // 2
         while s >= 1:
@@ -251,7 +268,20 @@ def _row_tree(builder, heroes, layout, K1, R):
         reduced = [tensor.extract(t, [const_index(0)]) for t in tiles]
         first = arith.cmpi(arith.CmpIPredicate.eq, tid, const_index(0))
         final = _write_outputs(builder, k, heroes, reduced, kept, first)
-        k.finish(final, K1, "row reduction")
+        k.finish(final, grid(index_map, K1), "row reduction")
+
+
+def _row_per_work_item_map(rows: int, groups, lanes: int, K1, R) -> IndexingMap:
+    """(th_x, bl_x)[i, lane] -> (row, reduced position): work-item th_x of work-group
+    bl_x reduces row bl_x * rows + th_x, `lanes` positions per step i."""
+    row = add(mul(Dim(1), rows), Dim(0)) if rows > 1 else Dim(1)
+    position = add(mul(Sym(0), lanes), Sym(1))
+    rows_exact = K1.static is None or rows * groups.static == K1.static
+    return IndexingMap(
+        [(0, rows - 1), (0, _hi(groups))], [row, position],
+        symbol_ranges=[(0, _hi(host_cdiv(R, lanes))), (0, lanes - 1)],
+        constraints=([] if rows_exact else [(row, 0, _hi(K1))]) + [(position, 0, _hi(R))],
+        dim_names=["th_x", "bl_x"], symbol_names=["i", "lane"])
 
 
 def _row_per_work_item(builder, heroes, layout, K1, R):
@@ -259,28 +289,27 @@ def _row_per_work_item(builder, heroes, layout, K1, R):
     rows = _rows_per_group(K1)
     groups = host_cdiv(K1, rows)
     lanes = _lanes_for_row(heroes, R)
+    index_map = _row_per_work_item_map(rows, groups, lanes, K1, R)
     builder.report.launch.append(
         f"{builder.name}: row reduction, grid {groups} x local {rows} work-items "
         f"(one work-item per row of {R} elements, {lanes} lanes of accumulators, "
         f"no barriers)")
-    builder.report.maps.append(str(IndexingMap(
-        [(0, rows - 1), (0, _hi(groups))],
-        [add(mul(Dim(1), rows), Dim(0)), add(mul(Sym(0), lanes), Sym(1))],
-        symbol_ranges=[(0, _hi(host_cdiv(R, lanes))), (0, lanes - 1)],
-        constraints=[(add(mul(Dim(1), rows), Dim(0)), 0, _hi(K1)),
-                     (add(mul(Sym(0), lanes), Sym(1)), 0, _hi(R))],
-        dim_names=["th_x", "bl_x"], symbol_names=["i", "lane"])) + "  (row, reduced position)")
-    with builder.kernel("", rows) as k:
-        row, row_ok = _row_of_work_item(k, rows, k1)
+    builder.report.maps.append(f"{index_map}  (row, reduced position)")
+    with builder.kernel("", work_group_size(index_map)) as k:
+        ids = [k.thread_id, k.block_id]
+        row, row_ok = _row_of_work_item(index_map, ids, k1, k.tensors)
         kept = delinearize(row, k1, k.tensors)
 
         def input_index(r):
             return kept + delinearize(r, red, k.tensors)
-        length = index_product(red, k.tensors)
-        per_lane = _lane_accumulate(builder, k, heroes, input_index, length, R, lanes)
+        walk = strided_loop(index_map, 1, 0)
+        lane_stride = coefficient(index_map.results[1], 1)
+        bounds = loop_bounds(walk, ids, index_product(red, k.tensors))
+        per_lane = _lane_accumulate(builder, k, heroes, input_index, bounds, lane_stride,
+                                    symbol_extent(index_map, 1), R)
         reduced = _combine_lanes(builder, k, heroes, per_lane)
         final = _write_outputs(builder, k, heroes, reduced, kept, row_ok)
-        k.finish(final, groups, "row reduction")
+        k.finish(final, grid(index_map, groups), "row reduction")
 
 
 def _rows_per_group(K1) -> int:
@@ -305,37 +334,44 @@ def _lanes_for_row(heroes, R) -> int:
     return lanes
 
 
-def _row_of_work_item(k, rows, k1):
-    """(row index, "the row exists"): rows past K1 in the last work-group read row 0
-    and write nothing."""
-    if rows == 1:
-        return k.block_id, arith.constant(ir.IntegerType.get_signless(1), 1)
+def _row_of_work_item(index_map, ids, k1, tensors):
+    """(row index, "the row exists"): the map's first result and its constraint. Rows
+    past K1 in the last work-group read row 0 and write nothing."""
     with named("row"):
-        row = apply_linear([(k.block_id, rows), (k.thread_id, 1)])
+        row = emit_expr(index_map.results[0], ids)
     with named("row_in_range"):
-        row_ok = cmp_lt(row, index_product(k1, k.tensors))
+        row_ok = constraints_hold(constraints_on(index_map, index_map.results[0]), ids, [],
+                                  _dynamic_bounds(k1, tensors))
+    if row_ok is None:
+        return row, arith.constant(ir.IntegerType.get_signless(1), 1)
     with named("row_or_0"):
         return arith.select(row_ok, row, const_index(0)), row_ok
 
 
-def _lane_accumulate(builder, k, heroes, input_index, length, R, lanes):
+def _dynamic_bounds(dims, tensors) -> dict:
+    """The index value of the symbolic upper bound `_hi(size)` of `dims`' size."""
+    size = host_product(dims)
+    return {} if size.static is not None else {_hi(size): index_product(dims, tensors)}
+
+
+def _lane_accumulate(builder, k, heroes, input_index, bounds, lane_stride, lanes, R):
     """Accumulators of each lane: a loop over the row `lanes` positions at a time (lane
-    j accumulates positions i + j), then the positions left over (fewer than `lanes`)
-    into lane 0."""
+    j accumulates positions pos + j * lane_stride), then the positions left over (fewer
+    than `lanes`) into lane 0. `bounds`: (start, stop, step) of the walk along the row."""
+    start, length, step = bounds
     inits = _initial_values(builder, k, heroes)
     if lanes == 1:
-        return [_accumulate(builder, k, heroes, input_index, const_index(0), length,
-                            const_index(1), inits)[0]]
+        return [_accumulate(builder, k, heroes, input_index, start, length, step, inits)[0]]
     main_end = _round_down(length, R, lanes)
-    loop = scf.ForOp(const_index(0), main_end, const_index(lanes),
-                     _by_lane_to_flat([inits] * lanes))
+    loop = scf.ForOp(start, main_end, step, _by_lane_to_flat([inits] * lanes))
     loop.attributes[LANE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), lanes)
     _name_loop_values(loop, "pos", "acc")
     with ir.InsertionPoint(loop.body):
         accs = _flat_to_by_lane(list(loop.inner_iter_args), lanes)
         i = loop.induction_variable
         new = [_reduce_step(builder, k, heroes, accs[j],
-                            input_index(i if j == 0 else arith.addi(i, const_index(j))))
+                            input_index(i if j == 0 else
+                                        arith.addi(i, const_index(j * lane_stride))))
                for j in range(lanes)]
         scf.yield_(_by_lane_to_flat(new))
     per_lane = _flat_to_by_lane(list(loop.results), lanes)
@@ -382,53 +418,62 @@ def _combine_lanes(builder, k, heroes, per_lane) -> list[ir.Value]:
     return per_lane[0]
 
 
+def _column_map(tiles_per_row: int, blocks, K2: int, R) -> IndexingMap:
+    """(th_x, bl_x)[i] -> (K1 index, reduced row, column): work-group bl_x covers
+    COLUMNS columns of one K1 index; work-item th_x column th_x mod COLUMNS and every
+    COLUMN_ROWS-th reduced row from th_x floordiv COLUMNS on."""
+    column = add(mul(Dim(1) % tiles_per_row, COLUMNS), Dim(0) % COLUMNS)
+    reduced_row = add(Dim(0) // COLUMNS, mul(Sym(0), COLUMN_ROWS))
+    constraints = [(reduced_row, 0, _hi(R))]
+    if K2 % COLUMNS:
+        constraints.append((column, 0, K2 - 1))
+    return IndexingMap(
+        [(0, COLUMNS * COLUMN_ROWS - 1), (0, _hi(blocks))],
+        [Dim(1) // tiles_per_row, reduced_row, column],
+        symbol_ranges=[(0, _hi(host_cdiv(R, COLUMN_ROWS)))], constraints=constraints,
+        dim_names=["th_x", "bl_x"], symbol_names=["i"])
+
+
 def _column(builder, heroes, layout, K1, R, K2):
     k1, red, k2 = layout
     tiles_per_row = cdiv(K2, COLUMNS)
     blocks = host_mul(K1, HostSize(tiles_per_row))
-    threads = COLUMNS * COLUMN_ROWS
+    index_map = _column_map(tiles_per_row, blocks, K2, R)
+    threads = work_group_size(index_map)
     builder.report.launch.append(
         f"{builder.name}: column reduction, grid {blocks} x local {threads} work-items "
         f"({COLUMNS} columns x {COLUMN_ROWS} rows per work-group, {R} reduced rows)")
-    builder.report.maps.append(str(IndexingMap(
-        [(0, threads - 1), (0, _hi(blocks))],
-        [Dim(1) // tiles_per_row, add(Dim(0) // COLUMNS, mul(Sym(0), COLUMN_ROWS)),
-         add(mul(Dim(1) % tiles_per_row, COLUMNS), Dim(0) % COLUMNS)],
-        symbol_ranges=[(0, _hi(host_cdiv(R, COLUMN_ROWS)))],
-        dim_names=["th_x", "bl_x"], symbol_names=["i"])) + "  (K1, reduced row, column)")
+    builder.report.maps.append(f"{index_map}  (K1, reduced row, column)")
     with builder.kernel("", threads) as k:
-        with named("tx"):
-            tx = apply_linear_mod(k.thread_id, COLUMNS)
-        with named("ty"):
-            ty = apply_linear_div(k.thread_id, COLUMNS)
+        ids = [k.thread_id, k.block_id]
+        k1_index, _, column = index_map.results
+        with named("tx"):           # the work-item's column in the work-group's tile
+            tx = emit_expr(Dim(0) % COLUMNS, ids)
+        walk = strided_loop(index_map, 1, 0)
+        with named("ty"):           # the work-item's row in the tile: where its walk starts
+            ty = emit_expr(walk.start, ids)
         with named("k1"):
-            i1 = apply_linear_div(k.block_id, tiles_per_row)
-        col_tile = apply_linear_mod(k.block_id, tiles_per_row)
-        col = apply_linear([(col_tile, COLUMNS), (tx, 1)])
-        col_ok = cmp_lt(col, const_index(K2))
-        safe_col = arith.select(col_ok, col, const_index(0))
+            i1 = emit_expr(k1_index, ids)
+        with named("col"):
+            col = emit_expr(column, ids)
+        with named("col_in_range"):
+            col_ok = constraints_hold(constraints_on(index_map, column), ids, [])
+        with named("col_or_0"):
+            safe_col = col if col_ok is None else arith.select(col_ok, col, const_index(0))
         kept1, kept2 = delinearize(i1, k1, k.tensors), delinearize(safe_col, k2)
 
         def input_index(r):
             return kept1 + delinearize(r, red, k.tensors) + kept2
-        partials, types = _accumulate(builder, k, heroes, input_index, ty,
-                                      index_product(red, k.tensors), const_index(COLUMN_ROWS))
+        _, stop, step = loop_bounds(walk, ids, index_product(red, k.tensors))
+        partials, types = _accumulate(builder, k, heroes, input_index, ty, stop, step)
         levels = [COLUMN_ROWS // 2]
         while levels[-1] > 1:
             levels.append(levels[-1] // 2)
         tiles = _tree(builder, k, heroes, partials, types, lambda i: [i, tx], ty, levels,
                       [COLUMN_ROWS, COLUMNS + 1])
         reduced = [tensor.extract(t, [const_index(0), tx]) for t in tiles]
-        first = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, ty, const_index(0)), col_ok)
+        first = arith.cmpi(arith.CmpIPredicate.eq, ty, const_index(0))
+        if col_ok is not None:
+            first = arith.andi(first, col_ok)
         final = _write_outputs(builder, k, heroes, reduced, kept1 + kept2, first)
-        k.finish(final, blocks, "column reduction")
-
-
-def apply_linear_mod(value, n):
-    from ..elemental import apply_expr
-    return apply_expr(Dim(0) % n, [value])
-
-
-def apply_linear_div(value, n):
-    from ..elemental import apply_expr
-    return apply_expr(Dim(0) // n, [value])
+        k.finish(final, grid(index_map, blocks), "column reduction")

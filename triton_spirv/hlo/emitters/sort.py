@@ -28,7 +28,8 @@ from typing import Callable
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
-from ..elemental import Elemental, compute_type, const_index, if_else, total_order_key
+from ..elemental import Elemental, compute_type, const_index, if_else
+from ..elementwise import total_order_key
 from ..errors import HloUnsupportedError, where
 from ..reader import custom_call_target
 from . import EmitterChoice
