@@ -42,20 +42,26 @@ ENTRY main {
 """
 
 
-def _median_ms(fn, warmup=3, repeat=11):
+def _interleaved_ms(calls: dict, warmup=3, repeat=15) -> dict:
+    """Median milliseconds of each call, timed alternately call by call, so that a burst
+    of load on a busy machine lands on every side alike (timing one side's repeats and
+    then the other's swung the ratio from 0.6x to 4.8x between runs)."""
     import statistics
     import time
-    for _ in range(warmup):
-        fn()
-    times = []
+    for fn in calls.values():
+        for _ in range(warmup):
+            fn()
+    times = {name: [] for name in calls}
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+        for name, fn in calls.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
 
 
-def _xla_ms(fn, x):
+def _xla_call(fn, x):
+    """XLA:CPU's compiled version of `fn`, or why there is none."""
     try:
         import jax
         import jax.numpy as jnp
@@ -63,7 +69,7 @@ def _xla_ms(fn, x):
         return "jax not installed"
     jitted = jax.jit(fn(jnp))
     xj = jax.device_put(x)
-    return _median_ms(lambda: jitted(xj).block_until_ready())
+    return lambda: jitted(xj).block_until_ready()
 
 
 def _run_case(text, x, reference, xla_fn, name, nbytes):
@@ -74,11 +80,16 @@ def _run_case(text, x, reference, xla_fn, name, nbytes):
     if not np.allclose(out, reference, rtol=1e-4, atol=1e-4):
         raise AssertionError(f"{name}: differs from numpy by {np.abs(out - reference).max()}")
     target = [np.empty_like(out)]
-    ours = _median_ms(lambda: runner.run([x], out=target))
-    xla = _xla_ms(xla_fn, x)
+    calls = {"ours": lambda: runner.run([x], out=target)}
+    xla = _xla_call(xla_fn, x)
+    if callable(xla):
+        calls["xla_cpu"] = xla
+    ms = _interleaved_ms(calls)
     rate = lambda ms: nbytes / (ms * 1e-3) / 1e9  # noqa: E731
-    peers = {"xla_cpu": {"ms": xla, "rate": rate(xla)} if isinstance(xla, float) else {"skipped": xla}}
-    return {"case": name, "unit": "GB/s", "ours": {"ms": ours, "rate": rate(ours)}, "peers": peers}
+    peers = {"xla_cpu": {"ms": ms["xla_cpu"], "rate": rate(ms["xla_cpu"])} if callable(xla)
+             else {"skipped": xla}}
+    return {"case": name, "unit": "GB/s", "ours": {"ms": ms["ours"], "rate": rate(ms["ours"])},
+            "peers": peers}
 
 
 def hlo_gelu(quick=False):
