@@ -138,7 +138,8 @@ class Target:
 _PURE_PREFIXES = ("arith.", "math.")
 _PURE_OPS = {"memref.load", "memref.extract_aligned_pointer_as_index", "gpu.block_id", "gpu.grid_dim", "gpu.thread_id",
              "gpu.block_dim", "vector.transfer_read", "vector.load",
-             "vector.extract", "vector.insert", "vector.broadcast", "vector.splat"}
+             "vector.extract", "vector.insert", "vector.broadcast", "vector.splat",
+             "vector.from_elements"}
 
 _GPU_INDEX = {  # op -> (OpenCL builtin, default variable name)
     "gpu.block_id": ("get_group_id", "pid"),
@@ -913,6 +914,13 @@ class KernelEmitter:
         ctype = self.ctype_of(op, result)
         self.define(op, result, f"({ctype})({self.operand(source)})")
 
+    def _vector_from_elements(self, op) -> None:
+        result = op.results[0]
+        if ir.VectorType(result.type).rank != 1:
+            raise error_at(op, "only 1-D vectors are supported")
+        lanes = ", ".join(self.operand(v) for v in op.operands)
+        self.define(op, result, f"({self.ctype_of(op, result)})({lanes})")
+
 
 _SHIFTS = {"arith.shli", "arith.shrsi", "arith.shrui"}
 
@@ -1040,6 +1048,7 @@ _HANDLERS: dict[str, Callable[[KernelEmitter, ir.OpView], None]] = {
     "vector.insert": KernelEmitter._vector_insert,
     "vector.broadcast": KernelEmitter._vector_broadcast,
     "vector.splat": KernelEmitter._vector_broadcast,
+    "vector.from_elements": KernelEmitter._vector_from_elements,
     **{name: KernelEmitter._elementwise for name in ELEMENTWISE},
     "func.call": KernelEmitter._opencl_call,
     **{name: KernelEmitter._cast for name in CAST_OPS},
