@@ -119,3 +119,28 @@ def test_tiles_shape_on_gpu_targets(monkeypatch):
     np.testing.assert_allclose(out, -x.T + y, rtol=1e-6)
     assert "grid 4 x local 256 work-items (tiles 32x33" in report.launch[0]
     assert "__local float" in source and "[32 * 33]" in source and "barrier(" in source
+
+
+@pytest.mark.parametrize("kernel_shape", ["segments", "tiles"])
+def test_emitted_ir_of_each_shape(kernel_shape):
+    """The tensor-level kernel each shape emits: segments build one 16-lane vector
+    from scalars and write it with one transfer (no tile, no barrier); tiles go
+    through a 32x33 tensor (a __local array once bufferized) and a barrier."""
+    from dataclasses import replace
+    from mlir import ir
+    from triton_spirv.hlo.compile import build_fusion
+    from triton_spirv.hlo.passes import run_passes
+    from triton_spirv.hlo.target import EmitTarget
+    module = read_hlo(transpose_module((64, 40), (1, 0)))
+    fused = module.computations["fused"]
+    with ir.Context(), ir.Location.unknown():
+        _, plans = build_fusion("f", fused, None, replace(EmitTarget(), transpose=kernel_shape))
+        run_passes(plans[0].module)
+        text = str(plans[0].module)
+    if kernel_shape == "segments":
+        assert "vector.from_elements" in text and "vector<16xf32>" in text
+        assert "vector.transfer_write" in text or "vector.store" in text
+        assert "gpu.barrier" not in text and "memref.alloc" not in text
+    else:
+        assert "gpu.barrier" in text and "memref<32x33xf32" in text
+        assert "vector.from_elements" not in text

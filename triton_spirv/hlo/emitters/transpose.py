@@ -24,6 +24,7 @@ A segment cut short by the end of a is written element by element.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import prod
 
 from mlir import ir
@@ -77,20 +78,42 @@ def try_transpose(computation):
                          lambda b: emit_transpose(b, hero), "minor dimension moves")
 
 
+@dataclass(frozen=True)
+class Swap:
+    """The dimensions of a transpose hero's operand: `a` becomes the output's minor
+    dimension, `b` is the input's minor dimension, `others` are the rest, in order."""
+    perm: list[int]
+    in_dims: tuple
+    a: int
+    b: int
+    others: list[int]
+
+    def input_index(self, other_idx, ia, ib) -> list:
+        """The operand index of (other dimensions, a, b)."""
+        idx = [None] * len(self.in_dims)
+        for d, v in zip(self.others, other_idx):
+            idx[d] = v
+        idx[self.a], idx[self.b] = ia, ib
+        return idx
+
+
+def swap_of(hero) -> Swap:
+    perm = hero.dimensions()
+    in_dims = hero.operands[0].shape.dims
+    a, b = perm[-1], len(in_dims) - 1
+    return Swap(perm, in_dims, a, b, [d for d in range(len(in_dims)) if d not in (a, b)])
+
+
 def emit_transpose(builder: FusionBuilder, hero) -> None:
     if builder.target.transpose == "segments":
-        _emit_segments(builder, hero)
+        _emit_segments(builder, hero, swap_of(hero))
     else:
-        _emit_tiles(builder, hero)
+        _emit_tiles(builder, hero, swap_of(hero))
 
 
-def _emit_tiles(builder: FusionBuilder, hero) -> None:
-    perm = hero.dimensions()
+def _emit_tiles(builder: FusionBuilder, hero, swap: Swap) -> None:
+    perm, in_dims, a, b, others = swap.perm, swap.in_dims, swap.a, swap.b, swap.others
     operand = hero.operands[0]
-    in_dims = operand.shape.dims
-    rank = len(in_dims)
-    a, b = perm[-1], rank - 1
-    others = [d for d in range(rank) if d not in (a, b)]
     static = all(isinstance(d, int) for d in in_dims)
     tiles = [host_cdiv(host_product([in_dims[d]]), TILE) for d in (a, b)]
     blocks = host_mul(host_mul(host_product([in_dims[d] for d in others]), tiles[0]), tiles[1])
@@ -126,11 +149,7 @@ def _emit_tiles(builder: FusionBuilder, hero) -> None:
             tile = tensor.empty([TILE, TILE + 1], compute_type(et))
 
         def input_index(row_a, col_b):
-            idx = [None] * rank
-            for d, v in zip(others, other_idx):
-                idx[d] = v
-            idx[a], idx[b] = row_a, col_b
-            return idx
+            return swap.input_index(other_idx, row_a, col_b)
 
         # 1. coalesced reads along b into the tile
         def read_step(j, t):
@@ -192,13 +211,9 @@ def _read_map(in_dims, a, b, others, grid_dims) -> IndexingMap:
                        dim_names=["th_x", "bl_x"], symbol_names=["j"])
 
 
-def _emit_segments(builder: FusionBuilder, hero) -> None:
-    perm = hero.dimensions()
+def _emit_segments(builder: FusionBuilder, hero, swap: Swap) -> None:
+    perm, in_dims, a, b, others = swap.perm, swap.in_dims, swap.a, swap.b, swap.others
     operand = hero.operands[0]
-    in_dims = operand.shape.dims
-    rank = len(in_dims)
-    a, b = perm[-1], rank - 1
-    others = [d for d in range(rank) if d not in (a, b)]
     segments = host_cdiv(host_product([in_dims[a]]), SEGMENT)
     items = host_mul(host_mul(host_product([in_dims[d] for d in others]), segments),
                      host_product([in_dims[b]]))
@@ -227,10 +242,7 @@ def _emit_segments(builder: FusionBuilder, hero) -> None:
 
         def element(ia):
             """(output index, stored value) of the element at input index a = ia."""
-            in_idx = [None] * rank
-            for d, v in zip(others, other_idx):
-                in_idx[d] = v
-            in_idx[a], in_idx[b] = ia, ib
+            in_idx = swap.input_index(other_idx, ia, ib)
             value = builder.root_values(operand, in_idx, k.tensors)[0]
             out_idx = [in_idx[p] for p in perm]
             result = builder.epilogue(root, out_idx, k.tensors, {hero: [value]})[0]
