@@ -249,17 +249,17 @@ def _emit_segments(builder: FusionBuilder, hero, swap: Swap) -> None:
             return linearize(out_idx, out_dims, k.tensors), to_storage(result, storage)
 
         def vector_segment(out):
+            """Elements a0 .. a0 + 15 built into one vector, written by one transfer."""
+            stores = [element(apply_linear([(a0, 1)], i) if i else a0) for i in range(SEGMENT)]
             lanes = vector.broadcast(ir.VectorType.get([SEGMENT], storage_type(storage)),
                                      _zero(storage_type(storage)))
-            start = None
-            for i in range(SEGMENT):
-                at, value = element(apply_linear([(a0, 1)], i) if i else a0)
-                start = start or at
+            for i, (_, value) in enumerate(stores):
                 lanes = vector.insert(value, lanes, [], [i])
-            return [vector.transfer_write(out.type, lanes, out, [start], _minor_identity(),
-                                          in_bounds=[True])]
+            return [vector.transfer_write(out.type, lanes, out, [stores[0][0]],
+                                          _minor_identity(), in_bounds=[True])]
 
         def scalar_segment(out):
+            """Elements a0 .. min(a0 + 16, size of a) - 1, one store each."""
             end = arith.minsi(arith.addi(a0, const_index(SEGMENT)), size_a)
             loop = scf.ForOp(a0, end, const_index(1), [out])
             with ir.InsertionPoint(loop.body):
