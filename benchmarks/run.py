@@ -18,7 +18,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+# This checkout's packages before an installed copy (an editable install may point at
+# another checkout): the suite measures the code it sits in.
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
 import cases  # noqa: E402
 import peers  # noqa: E402
@@ -33,6 +35,8 @@ def _format_row(result: dict) -> str:
             cells.append(f"{peer}: {measured['rate']:.1f} {result['unit']} (ours {ratio:.2f}x)")
         else:
             cells.append(f"{peer}: {measured.get('skipped', 'n/a')}")
+    if "launcher_only_us" in result:  # launch overhead: our launcher without Triton's dispatch
+        cells.append(f"launcher alone (CompiledKernel.run): {result['launcher_only_us']:.1f} us")
     if "warm_s" in result:  # compile latency: the cold compile is the row, then the warm start
         cells.append(f"warm start (new process, cache hit): {result['warm_s']:.2f} s")
         stages = ", ".join(f"{stage} {s:.2f}" for stage, s in result.get("stage_seconds", {}).items())

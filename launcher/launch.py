@@ -31,7 +31,7 @@ from .buffers import ArgumentProblem, check_no_overlap, host_memory_range
 from .clbin import unpack_clbin
 from .descriptors import descriptor_param_names, descriptor_param_types, descriptor_values, is_descriptor_type
 from .device import get_device
-from .cache_repair import rebuild_clbin
+from .cache_repair import rebuild_clbin, take_expected
 from .errors import ClbinFormatError, GridError, KernelArgumentError, OpenCLBuildError
 from .il import log_fallback_once
 from .profile import profiled_launch_calls, profiling_enabled
@@ -56,7 +56,7 @@ class KernelHandle:
 
     __slots__ = ("name", "kernel", "program", "device", "queue", "local_size", "arg_types",
                  "local_mem_bytes", "work_group_size", "private_mem_bytes", "max_grid", "lock",
-                 "source", "build_options", "bounds")
+                 "source", "build_options", "bounds", "args_set")
 
     def __init__(self, name, kernel, program, device, local_size, arg_types, local_mem_bytes):
         import pyopencl as cl
@@ -79,6 +79,10 @@ class KernelHandle:
         self.lock = device.launch_lock
         # Set by load_binary: for recordings and bounds-checked kernels (bounds.py).
         self.source, self.build_options, self.bounds = "", (), None
+        # The (buffer args, scalar args) a zero-copy launch last set on `kernel`, so that
+        # an unchanged launch skips clSetKernelArg; None while other arguments may be
+        # set (a copying launch clears it). Hidden parameters are not part of it.
+        self.args_set = None
 
     @property
     def num_args(self):
@@ -98,11 +102,19 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     """
     if device not in (0, None):
         raise ValueError(f"OpenCL device index {device} does not exist: the backend runs on one device, index 0")
-    dev = get_device()
+    cache_entry = take_expected(name)  # the files of the cache entry it comes from, if known
     try:
         clbin = unpack_clbin(kernel_bytes)
     except ClbinFormatError as exc:  # a corrupted cache entry: rebuilt from its source
-        clbin = rebuild_clbin(name, exc)
+        clbin = rebuild_clbin(name, exc, cache_entry)
+    handle = load_kernel(clbin, name, shared)
+    return handle.program, handle, reported_regs(handle.private_mem_bytes), 0, handle.work_group_size
+
+
+def load_kernel(clbin, name=None, shared=0):
+    """The KernelHandle of an unpacked clbin (clbin.clbin_fields) on the current device,
+    checked against the device's limits (`shared`: local memory Triton asks for)."""
+    dev = get_device()
     kernel_name = clbin["name"] or name
     program = _program_of(dev, clbin, kernel_name)
     handle = KernelHandle(kernel_name, _create_kernel(program, kernel_name), program, dev,
@@ -111,7 +123,7 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     _check_resources(handle, max(int(shared or 0), handle.local_mem_bytes))
     if clbin["bounds"] is not None:
         handle.bounds = BoundsPlan(clbin["bounds"], handle)
-    return program, handle, reported_regs(handle.private_mem_bytes), 0, handle.work_group_size
+    return handle
 
 
 def _program_of(dev, clbin, kernel_name):
@@ -291,13 +303,26 @@ def _choose_arg_setter():
 # ----------------------------------------------------------------------------
 
 class OpenCLLauncher:
-    """Triton's `launcher_cls` for OpenCL: `launcher(src, metadata)(grid..., *args)`."""
+    """Triton's `launcher_cls` for OpenCL: `launcher(src, metadata)(grid..., *args)`.
+    Other frontends make one with `for_parameters` (kernels.py)."""
 
     def __init__(self, src, metadata):
+        name = getattr(metadata, "name", None) or getattr(src, "name", None) or "<kernel>"
+        self._setup(name, list(src.signature.values()), _argument_names(src), metadata)
+
+    @classmethod
+    def for_parameters(cls, name, params, metadata):
+        """A launcher for kernel `name` whose own parameters are `params`, (name, type)
+        pairs with Triton's type names ("*fp32", "i64", ...); `metadata` (a dict) as the
+        compiled kernel's, e.g. its `asserts`."""
+        launcher = cls.__new__(cls)
+        launcher._setup(name, [ty for _, ty in params], [n for n, _ in params], metadata)
+        return launcher
+
+    def _setup(self, kernel_name, types, names, metadata):
         import pyopencl as cl
 
-        self.kernel_name = getattr(metadata, "name", None) or getattr(src, "name", None) or "<kernel>"
-        types = list(src.signature.values())
+        self.kernel_name = kernel_name
         self._types = types
         self._n_args = len(types)
         # Tuples and descriptors stand for several kernel parameters each.
@@ -308,7 +333,7 @@ class OpenCLLauncher:
         self._assert_index = None  # its kernel parameter index, set by _bind
         # tt.int_to_ptr: hidden host-memory buffers before the assert record (flat_memory.py).
         self._flat = flat_memory_plan(metadata, self.kernel_name)
-        self._plan_arguments(types, _argument_names(src))
+        self._plan_arguments(types, names)
         self._set_args = _choose_arg_setter()
         self._enqueue = cl.enqueue_nd_range_kernel
         if profiling_enabled():  # TRITON_SPIRV_PROFILE=1: record every launch's event
@@ -347,6 +372,27 @@ class OpenCLLauncher:
                     "backend cannot pass")
             self._param_types.append(ty)
         self._positions = {position: index for index, position, *_ in self._pointer_slots + self._scalar_slots}
+        self._has_float_scalars = any(SCALAR_KINDS[ty].is_float for ty in self._param_types if ty in SCALAR_KINDS)
+
+    # -- the argument plan as bounds checks and recordings read it (bounds.py) --
+
+    @property
+    def pointer_slots(self):
+        """(kernel parameter index, flattened position) of each pointer argument."""
+        return self._pointer_slots
+
+    @property
+    def scalar_slots(self):
+        """(kernel parameter index, flattened position, pack code, converter) of each scalar."""
+        return self._scalar_slots
+
+    def argument_name(self, position):
+        """The name of the flattened argument at `position`, for messages."""
+        return self._names[position]
+
+    def param_type(self, index):
+        """The Triton type of kernel parameter `index` ("*fp32", "i32", ...)."""
+        return self._param_types[index]
 
     # -- the call ------------------------------------------------------------
 
@@ -356,7 +402,7 @@ class OpenCLLauncher:
             self._bind(function)
         global_size = self._global_size(function, gridX, gridY, gridZ)
         queue = stream if type(stream) is self._command_queue_type else function.queue
-        if self._plain and len(args) == self._n_args and _replay._record_dir is None:
+        if self._plain and len(args) == self._n_args and _replay.record_dir is None:
             # Only the arguments to pass (see _bind): the common case, kept short.
             with function.lock:
                 self._launch_zero_copy(function, queue, global_size, args, launch_metadata,
@@ -373,6 +419,8 @@ class OpenCLLauncher:
         if self._scratch:
             args = (*args[:self._n_flat], *self._scratch.allocate(grid_size, stream))
         with function.lock:
+            # Copying launches set staging buffers as the arguments.
+            function.args_set = None
             # Bounds-checked kernels and recorded launches only (bounds.py).
             checks = begin_checks(self, function, queue, global_size, args) if needs_checks(function) else None
             if self._flat is not None:
@@ -393,12 +441,24 @@ class OpenCLLauncher:
                 raise failed
 
     def _launch_zero_copy(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
+        """Sets the arguments, runs the kernel on the host memory itself and waits.
+
+        Arguments equal to those last set on the kernel are not set again: a kernel
+        keeps its arguments, and the same tensors map to the same cached buffers (the
+        caller holds the device's lock, which also guards that cache). Kernels with
+        float scalars always set them, as -0.0 == 0.0 in Python.
+        """
+        kernel = function.kernel
         buffer_args = self._aliasing_buffer_args(self._buffers, args)
-        self._set_args(function.kernel, buffer_args, self._scalar_args(args))
+        scalar_args = self._scalar_args(args) if self._scalar_slots else ()
+        settled = (buffer_args, scalar_args)
+        if settled != function.args_set or self._has_float_scalars:
+            self._set_args(kernel, buffer_args, scalar_args)
+            function.args_set = settled
         if enter_hook is not None:
             enter_hook(launch_metadata)
         if global_size is not None:
-            self._enqueue(queue, function.kernel, global_size, function.local_size)
+            self._enqueue(queue, kernel, global_size, function.local_size)
             # The kernel wrote straight into host memory (the probe checked that it
             # does on this device); finishing makes the results complete.
             queue.finish()
@@ -432,7 +492,7 @@ class OpenCLLauncher:
                     self._tensor_type = _torch_tensor_type()
                 buffer_args += (index, buffer)
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         return tuple(buffer_args)
 
     def _launch_copying(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
@@ -442,7 +502,7 @@ class OpenCLLauncher:
             for index, position in self._pointer_slots:
                 ranges.append(host_memory_range(args[position]))
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         scalar_args = self._scalar_args(args)
         check_no_overlap(ranges, self.kernel_name, [self._names[p] for _, p in self._pointer_slots])
         staged, buffer_args = {}, []
@@ -475,7 +535,7 @@ class OpenCLLauncher:
             for index, position, code, convert in self._scalar_slots:
                 packed += (index, code, convert(args[position]))
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         return tuple(packed)
 
     def _flattened(self, args):
@@ -489,7 +549,8 @@ class OpenCLLauncher:
             raise KernelArgumentError(
                 f"a tuple or descriptor argument of kernel '{self.kernel_name}' {problem}") from None
 
-    def _argument_error(self, position, problem):
+    def argument_error(self, position, problem):
+        """The KernelArgumentError for the flattened argument at `position`."""
         name = self._names[position] if position is not None else "?"
         ty = self._param_types[self._positions[position]] if position in self._positions else "?"
         return KernelArgumentError(

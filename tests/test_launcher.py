@@ -499,7 +499,9 @@ def test_a_new_argument_at_a_freed_address_gets_a_buffer_of_its_size(dev, first,
         pytest.skip("buffers alias host memory on zero-copy devices only")
     memory = np.zeros(max(first, second), dtype=np.float32)
     wrap = torch.from_numpy if kind == "tensor" else HostArray
-    function = add_kernel()[0]
+    # A kernel of its own: the shared one may hold the arguments of an earlier test
+    # over this very memory, and an unchanged launch sets no arguments to spy on.
+    function = load("add_kernel", ADD_SOURCE, ADD_ARG_TYPES)
     run = make_launcher("add_kernel", ADD_SIGNATURE)
     passed = spy_on_buffers(run)
     old = wrap(memory[:first])
@@ -515,6 +517,37 @@ def test_a_new_argument_at_a_freed_address_gets_a_buffer_of_its_size(dev, first,
     assert [b.size for b in new_buffers] == [second * 4] * 3
     assert new_buffers[0] is not old_buffers[0]
     assert np.all(memory[:second] == 2.0) and np.all(memory[second:] == 1.0)
+
+
+def test_unchanged_arguments_are_not_set_again(dev):
+    """A launch with the arguments of the kernel's last launch skips clSetKernelArg; any
+    change sets them all, and every launch computes with its own arguments."""
+    function = load("add_kernel", ADD_SOURCE, ADD_ARG_TYPES)  # a kernel of its own
+    run = make_launcher("add_kernel", ADD_SIGNATURE)
+    passed = spy_on_buffers(run)
+    a = (torch.randn(40), torch.randn(40), torch.zeros(40))
+    b = (torch.randn(40), torch.randn(40), torch.zeros(40))
+    cases = [(*a, 40, 1), (*a, 40, 1), (*b, 40, 2), (*a, 40, 3), (*a, 20, 4)]
+    for launches, (x, y, out, n, expected_sets) in enumerate(cases, 1):
+        out.zero_()
+        launch(run, function, (10,), x, y, out, n, 4)
+        torch.testing.assert_close(out[:n], x[:n] + y[:n], rtol=0, atol=0)
+        assert torch.all(out[n:] == 0)
+        # Copying launches pass staging buffers, set every time.
+        assert len(passed) == (expected_sets if dev.zero_copy else launches)
+
+
+RECIPROCAL_SOURCE = "__kernel void reciprocal(__global float* out, float x) { out[0] = 1.0f / x; }"
+
+
+def test_float_scalars_are_set_even_when_equal(dev):
+    """-0.0 == 0.0 in Python, but 1 / x tells them apart."""
+    function = load("reciprocal", RECIPROCAL_SOURCE, ["__global float*", "float"])
+    run = make_launcher("reciprocal", {"out_ptr": "*fp32", "x": "fp32"})
+    out = torch.zeros(1)
+    for x in (0.0, -0.0, 0.0):
+        launch(run, function, (1,), out, x)
+        assert out.item() == (1 / torch.tensor(x)).item()
 
 
 def test_buffers_evicted_during_a_launch_stay_valid(dev, monkeypatch):

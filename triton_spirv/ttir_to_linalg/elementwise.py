@@ -32,6 +32,7 @@ from mlir.dialects import arith, math
 
 from . import builders as b
 from . import opencl_calls
+from .pointer_types import pointee_of
 from .values import Pointer, PointerTensor, Value
 
 # arith.cmpf / cmpi predicates
@@ -134,7 +135,6 @@ def clampf(conv, op, x, lo, hi):
 
 def bitcast(conv, op, x):
     dst = b.element_type(op.results[0].type)
-    from .converter import pointee_of
     if pointee_of(dst) is not None:
         raise conv.error(op, "tt.bitcast between pointer types is not supported")
     if dst == x.type:
@@ -145,7 +145,6 @@ def bitcast(conv, op, x):
 def pointer_bitcast(conv, op):
     """`!tt.ptr<i1>` -> `!tt.ptr<i8>` (Triton's bool loads/stores; bool buffers are byte
     buffers already) and casts to the buffer's own element type keep the buffer."""
-    from .converter import pointee_of
     src = conv.get(op.operands[0])
     pointee = pointee_of(b.element_type(op.results[0].type))
     elem = ir.MemRefType(src.buffer.type).element_type
