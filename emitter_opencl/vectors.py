@@ -1,6 +1,7 @@
 """The vector dialect as OpenCL vector types: 1-D unit-stride transfers become
 vloadN / vstoreN (vload_halfN / vstore_halfN_rte for global f16 buffers), lanes are
-`.sN` components, scalar broadcasts are vector casts."""
+`.sN` components, scalar broadcasts and vectors built from scalars are vector
+literals."""
 
 from __future__ import annotations
 
@@ -112,6 +113,14 @@ def _broadcast(emitter, op) -> None:
     emitter.define(op, result, f"({ctype})({text})", role=role, python_name=False)
 
 
+def _from_elements(emitter, op) -> None:
+    result = op.results[0]
+    if ir.VectorType(result.type).rank != 1:
+        raise error_at(op, "only 1-D vectors are supported")
+    lanes = ", ".join(emitter.operand(v) for v in op.operands)
+    emitter.define(op, result, f"({emitter.ctype_of(op, result)})({lanes})", role="lanes")
+
+
 HANDLERS = {
     "vector.transfer_read": _read,
     "vector.load": _read,
@@ -121,4 +130,5 @@ HANDLERS = {
     "vector.insert": _insert,
     "vector.broadcast": _broadcast,
     "vector.splat": _broadcast,
+    "vector.from_elements": _from_elements,
 }

@@ -935,6 +935,43 @@ def test_vectors(device):
     np.testing.assert_array_equal(oh, h)
 
 
+FROM_ELEMENTS = """
+module {
+  func.func @gather(%x: memref<?xf32>, %out: memref<?xf32>, %h: memref<?xf16>, %oh: memref<?xf16>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %a = memref.load %x[%c3] : memref<?xf32>
+    %b = memref.load %x[%c2] : memref<?xf32>
+    %c = memref.load %x[%c1] : memref<?xf32>
+    %d = memref.load %x[%c0] : memref<?xf32>
+    %v = vector.from_elements %a, %b, %c, %d : vector<4xf32>
+    vector.transfer_write %v, %out[%c0] {in_bounds = [true]} : vector<4xf32>, memref<?xf32>
+    %ha = memref.load %h[%c1] : memref<?xf16>
+    %hb = memref.load %h[%c0] : memref<?xf16>
+    %hv = vector.from_elements %ha, %hb : vector<2xf16>
+    vector.store %hv, %oh[%c0] : memref<?xf16>, vector<2xf16>
+    return
+  }
+}
+"""
+
+
+def test_vector_from_elements(device):
+    """A vector built from scalars (the HLO transpose's segments) prints as an OpenCL
+    vector literal, also for f16 values (float lanes, stored with vstore_halfN)."""
+    x = np.float32([1.5, -2.0, 3.25, 8.0])
+    h = np.float16([0.5, -7.0])
+    out, oh = np.zeros(4, np.float32), np.zeros(2, np.float16)
+    kernel = emit(FROM_ELEMENTS)
+    assert re.search(r"float4 \w+ = \(float4\)\(\w+, \w+, \w+, \w+\);", kernel.source)
+    assert re.search(r"float2 \w+ = \(float2\)\(\w+, \w+\);", kernel.source)
+    run(device, kernel, [x, out, h, oh])
+    np.testing.assert_array_equal(out, x[::-1])
+    np.testing.assert_array_equal(oh, h[::-1])
+
+
 # ---------------------------------------------------------------------------
 # Errors and literals
 # ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import pytest
 from hlo_helpers import gelu_reference, hlo_path, run_file
 from triton_spirv.hlo import read_hlo
 from triton_spirv.hlo.runtime import ModuleRunner
+from triton_spirv.hlo.target import TRANSPOSE_ENV
 
 rng = np.random.default_rng(7)
 
@@ -48,15 +49,20 @@ def test_seed_gelu_f32_full_shape():
     np.testing.assert_allclose(runner.run([x])[0], gelu_reference(x), atol=1e-5, rtol=1e-5)
 
 
-def test_seed_transpose():
+@pytest.mark.parametrize("shape, launch, code", [
+    ("tiles", "grid 960 x local 256", ("__local float", "[32 * 33]", "barrier(")),
+    ("segments", "grid 425 x local 128", ("vstore16(",))])
+def test_seed_transpose(monkeypatch, shape, launch, code):
+    """Both kernel shapes of the transpose emitter (tests/test_hlo_transpose.py)."""
+    monkeypatch.setenv(TRANSPOSE_ENV, shape)
     x = rng.standard_normal((20, 160, 170)).astype(np.float32)
     runner, (out,) = run_file(hlo_path("seed_transpose.hlo"), [x])
     np.testing.assert_allclose(out, np.abs(np.exp(x).transpose(2, 1, 0)), rtol=1e-5)
     fusion = runner.fusions[runner.module.entry.root]
     assert fusion.report.emitter == "transpose"
-    assert "grid 960 x local 256" in fusion.report.launch[0]
+    assert launch in fusion.report.launch[0]
     source = fusion.kernels[0].source
-    assert "__local float" in source and "[32 * 33]" in source and "barrier(" in source
+    assert all(c in source for c in code)
 
 
 def test_log_transpose_add():

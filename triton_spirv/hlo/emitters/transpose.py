@@ -1,33 +1,49 @@
-"""The transpose emitter: a transpose hero that moves the minor-most dimension is
-done through a padded 32x33 `__local` tile, so that both the reads of the input and
-the writes of the output are coalesced (the seed's transpose example).
+"""The transpose emitter: a transpose hero that moves the minor-most dimension. Of the
+two swapped dimensions, a = the input dimension that becomes the output's minor
+dimension, b = the input's minor dimension. Two kernel shapes, chosen by the target
+(`builder.target.transpose`, see target.py):
 
-Work-group: 256 work-items (tx = 32 columns x ty = 8 rows, 4 rows each). One
-work-group per 32x32 tile of the two swapped dimensions (a = the input dimension that
-becomes the output's minor dimension, b = the input's minor dimension) and per index
-of the other dimensions:
+tiles (GPUs): a padded 32x33 `__local` tile, so that both the reads of the input and
+the writes of the output are coalesced (the seed's transpose example). Work-group:
+256 work-items (tx = 32 columns x ty = 8 rows, 4 rows each). One work-group per 32x32
+tile of a and b and per index of the other dimensions:
   1. read  in[..., a0 + ty + 8j, ..., b0 + tx]  (prologue: the hero's operand function)
            -> tile[ty + 8j][tx]
   2. barrier
   3. write out[...] with out-minor = a0 + tx, b = b0 + ty + 8j, from tile[tx][ty + 8j]
            (epilogue: the root computed from the injected tile value)
+
+segments (CPU devices): no `__local` memory and no barrier (PoCL splits a kernel at
+every barrier and runs a work-group's work-items one after the other; the 256-item
+tile kernel ran 2-4x slower than this shape on PoCL and Intel's CPU runtime). Each
+work-item writes one segment of 16 consecutive output elements (a0 .. a0 + 15 along
+a, one index of b and of the other dimensions) as one vector store, gathering them
+from input column b; consecutive work-items take consecutive b, so that the CPU
+compilers, which vectorize across work-items, read the input in contiguous rows.
+A segment cut short by the end of a is written element by element.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import prod
 
 from mlir import ir
-from mlir.dialects import arith, gpu, scf, tensor
+from mlir.dialects import arith, gpu, scf, tensor, vector
 
-from ..elemental import compute_type, const_index
+from ..elemental import compute_type, const_index, storage_type
 from ..indexing import IndexingMap, Dim, Sym, add, mul
 from . import EmitterChoice, reaches_through_elementwise
-from .base import (FusionBuilder, apply_linear, cmp_lt, delinearize, dim_value,
-                   host_cdiv, host_mul, host_product, linearize, named, to_storage)
+from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, dim_value,
+                   host_cdiv, host_mul, host_product, index_product, linearize, named,
+                   to_storage)
 
 TILE = 32
 ROWS = 8          # work-item rows; each handles TILE // ROWS tile rows
 MIN_TILED = 16    # smaller swapped dimensions are left to the loop emitter
+SEGMENT = 16      # output elements per work-item in the segments shape (a float16 store)
+# Element types whose segments are one vector store (vstoreN / vstore_halfN); the others
+# (bf16, fp8, pred) have no vector stores in the memref stage and are stored one by one.
+VECTOR_STORES = ("f16", "f32", "f64", "s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64")
 
 
 def find_transpose_hero(computation):
@@ -62,13 +78,42 @@ def try_transpose(computation):
                          lambda b: emit_transpose(b, hero), "minor dimension moves")
 
 
-def emit_transpose(builder: FusionBuilder, hero) -> None:
+@dataclass(frozen=True)
+class Swap:
+    """The dimensions of a transpose hero's operand: `a` becomes the output's minor
+    dimension, `b` is the input's minor dimension, `others` are the rest, in order."""
+    perm: list[int]
+    in_dims: tuple
+    a: int
+    b: int
+    others: list[int]
+
+    def input_index(self, other_idx, ia, ib) -> list:
+        """The operand index of (other dimensions, a, b)."""
+        idx = [None] * len(self.in_dims)
+        for d, v in zip(self.others, other_idx):
+            idx[d] = v
+        idx[self.a], idx[self.b] = ia, ib
+        return idx
+
+
+def swap_of(hero) -> Swap:
     perm = hero.dimensions()
+    in_dims = hero.operands[0].shape.dims
+    a, b = perm[-1], len(in_dims) - 1
+    return Swap(perm, in_dims, a, b, [d for d in range(len(in_dims)) if d not in (a, b)])
+
+
+def emit_transpose(builder: FusionBuilder, hero) -> None:
+    if builder.target.transpose == "segments":
+        _emit_segments(builder, hero, swap_of(hero))
+    else:
+        _emit_tiles(builder, hero, swap_of(hero))
+
+
+def _emit_tiles(builder: FusionBuilder, hero, swap: Swap) -> None:
+    perm, in_dims, a, b, others = swap.perm, swap.in_dims, swap.a, swap.b, swap.others
     operand = hero.operands[0]
-    in_dims = operand.shape.dims
-    rank = len(in_dims)
-    a, b = perm[-1], rank - 1
-    others = [d for d in range(rank) if d not in (a, b)]
     static = all(isinstance(d, int) for d in in_dims)
     tiles = [host_cdiv(host_product([in_dims[d]]), TILE) for d in (a, b)]
     blocks = host_mul(host_mul(host_product([in_dims[d] for d in others]), tiles[0]), tiles[1])
@@ -104,11 +149,7 @@ def emit_transpose(builder: FusionBuilder, hero) -> None:
             tile = tensor.empty([TILE, TILE + 1], compute_type(et))
 
         def input_index(row_a, col_b):
-            idx = [None] * rank
-            for d, v in zip(others, other_idx):
-                idx[d] = v
-            idx[a], idx[b] = row_a, col_b
-            return idx
+            return swap.input_index(other_idx, row_a, col_b)
 
         # 1. coalesced reads along b into the tile
         def read_step(j, t):
@@ -168,3 +209,109 @@ def _read_map(in_dims, a, b, others, grid_dims) -> IndexingMap:
                        symbol_ranges=[(0, TILE // ROWS - 1)],
                        constraints=[(results[a], 0, in_dims[a] - 1), (results[b], 0, in_dims[b] - 1)],
                        dim_names=["th_x", "bl_x"], symbol_names=["j"])
+
+
+def _emit_segments(builder: FusionBuilder, hero, swap: Swap) -> None:
+    perm, in_dims, a, b, others = swap.perm, swap.in_dims, swap.a, swap.b, swap.others
+    operand = hero.operands[0]
+    segments = host_cdiv(host_product([in_dims[a]]), SEGMENT)
+    items = host_mul(host_mul(host_product([in_dims[d] for d in others]), segments),
+                     host_product([in_dims[b]]))
+    threads = builder.target.threads
+    blocks = host_cdiv(items, threads)
+    root = builder.outputs[0][0]
+    out_dims, storage = root.shape.dims, root.shape.element
+    vectors = storage.name in VECTOR_STORES
+    builder.report.launch.append(
+        f"{builder.name}: grid {blocks} x local {threads} work-items, one per segment of "
+        f"{SEGMENT} output elements along dim {a} of {list(in_dims)} "
+        f"({'one vector store' if vectors else 'stored one by one'}), consecutive "
+        f"work-items along dim {b}; no __local memory")
+    builder.report.maps.append(_segment_map(in_dims, a, b, others, segments, threads))
+    with builder.kernel("", threads) as k:
+        size_a = dim_value(k.tensors, in_dims[a])
+        count = (const_index(segments.static) if segments.static is not None else
+                 arith.ceildivsi(size_a, const_index(SEGMENT)))
+        grid_dims = [in_dims[d] for d in others] + [count, in_dims[b]]
+        with named("item"):
+            item = apply_linear([(k.block_id, threads), (k.thread_id, 1)])
+        position = delinearize(item, grid_dims, k.tensors)
+        other_idx, segment, ib = position[:-2], position[-2], position[-1]
+        with named("a0"):
+            a0 = apply_linear([(segment, SEGMENT)])
+
+        def element(ia):
+            """(output index, stored value) of the element at input index a = ia."""
+            in_idx = swap.input_index(other_idx, ia, ib)
+            value = builder.root_values(operand, in_idx, k.tensors)[0]
+            out_idx = [in_idx[p] for p in perm]
+            result = builder.epilogue(root, out_idx, k.tensors, {hero: [value]})[0]
+            return linearize(out_idx, out_dims, k.tensors), to_storage(result, storage)
+
+        def vector_segment(out):
+            """Elements a0 .. a0 + 15 built into one vector, written by one transfer."""
+            stores = [element(apply_linear([(a0, 1)], i) if i else a0) for i in range(SEGMENT)]
+            lanes = vector.broadcast(ir.VectorType.get([SEGMENT], storage_type(storage)),
+                                     _zero(storage_type(storage)))
+            for i, (_, value) in enumerate(stores):
+                lanes = vector.insert(value, lanes, [], [i])
+            return [vector.transfer_write(out.type, lanes, out, [stores[0][0]],
+                                          _minor_identity(), in_bounds=[True])]
+
+        def scalar_segment(out):
+            """Elements a0 .. min(a0 + 16, size of a) - 1, one store each."""
+            end = arith.minsi(arith.addi(a0, const_index(SEGMENT)), size_a)
+            loop = scf.ForOp(a0, end, const_index(1), [out])
+            with ir.InsertionPoint(loop.body):
+                at, value = element(loop.induction_variable)
+                scf.yield_([tensor.insert(value, loop.inner_iter_args[0], [at])])
+            return list(loop.results)
+
+        def segment_of(out):
+            if not vectors:
+                return scalar_segment(out)
+            if isinstance(in_dims[a], int) and in_dims[a] % SEGMENT == 0:
+                return vector_segment(out)
+            whole = arith.cmpi(arith.CmpIPredicate.sle,
+                               arith.addi(a0, const_index(SEGMENT)), size_a)
+            return _if(whole, [out], lambda: vector_segment(out), lambda: scalar_segment(out))
+
+        out = k.outputs[0]
+        if items.static is not None and items.static % threads == 0:
+            out = segment_of(out)[0]
+        else:
+            total = index_product([in_dims[d] for d in others] + [in_dims[b]], k.tensors)
+            inside = cmp_lt(item, arith.muli(total, count))
+            out = _if(inside, [out], lambda: segment_of(out), lambda: [out])[0]
+        k.finish([out], blocks, "transpose")
+
+
+def _zero(element_type):
+    if isinstance(element_type, ir.IntegerType):
+        return arith.constant(element_type, 0)
+    return arith.constant(element_type, 0.0)
+
+
+def _minor_identity():
+    return ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(1, 1))
+
+
+def _segment_map(in_dims, a, b, others, segments, threads) -> str:
+    """(th_x, bl_x)[i] -> the input index the segments shape reads for lane i."""
+    if segments.static is None or not all(isinstance(d, int) for d in in_dims):
+        names = ", ".join([str(in_dims[d]) for d in others] + [str(segments), str(in_dims[b])])
+        return (f"(th_x, bl_x)[i] -> input index: (others..., segment, b) = delinearize("
+                f"bl_x * {threads} + th_x, ({names})), dim {a} = segment * {SEGMENT} + i, "
+                f"dim {b} = b")
+    from ..indexing import delinearize as sym_delinearize
+    grid_dims = [in_dims[d] for d in others] + [segments.static, in_dims[b]]
+    position = sym_delinearize(add(mul(Dim(1), threads), Dim(0)), grid_dims)
+    results = [None] * len(in_dims)
+    for d, e in zip(others, position[:-2]):
+        results[d] = e
+    results[a] = add(mul(position[-2], SEGMENT), Sym(0))
+    results[b] = position[-1]
+    return str(IndexingMap([(0, threads - 1), (0, cdiv(prod(grid_dims), threads) - 1)],
+                           results, symbol_ranges=[(0, SEGMENT - 1)],
+                           constraints=[(results[a], 0, in_dims[a] - 1)],
+                           dim_names=["th_x", "bl_x"], symbol_names=["i"]))
