@@ -30,7 +30,7 @@ from math import prod
 from mlir import ir
 from mlir.dialects import arith, gpu, scf, tensor, vector
 
-from ..elemental import compute_type, const_index, storage_type
+from ..mlir_types import compute_type, const_index, storage_type
 from ..indexing import IndexingMap, Dim, Sym, add, mul
 from . import EmitterChoice, reaches_through_elementwise
 from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, dim_value,
