@@ -7,7 +7,9 @@ Each case prints the median time over repeated runs after warm-up (Triton's `do_
 through our driver), the throughput, and the ratio to each peer measured in this run:
 torch eager on the CPU (same thread count), a memory-bandwidth reference (a large copy),
 Triton's interpreter (`TRITON_INTERPRET=1`, on a smaller size, scaled), tinygrad on the
-same OpenCL device (`DEV=CL`) and XLA on the CPU (JAX) where installed. Nothing here is a
+same OpenCL device (`DEV=CL`) and XLA on the CPU (JAX) where installed. A second table times
+the CPU-shaped and GPU-shaped versions of three kernels on the same device (shapes.py;
+`--no-shapes` skips it). Nothing here is a
 test: CI does not time anything.
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
 import cases  # noqa: E402
 import peers  # noqa: E402
+import shapes  # noqa: E402
 
 
 def _format_row(result: dict) -> str:
@@ -50,6 +53,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--json", default=os.path.join(HERE, "results.json"))
     parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
+    parser.add_argument("--no-shapes", dest="shapes", action="store_false",
+                        help="skip the second table: CPU-shaped vs GPU-shaped kernels (shapes.py)")
     args = parser.parse_args(argv)
     wanted = [c for c in args.cases.split(",") if c] or list(cases.CASES)
     unknown = set(wanted) - set(cases.CASES)
@@ -70,6 +75,8 @@ def main(argv=None) -> int:
             result["fraction_of_copy_bandwidth"] = result["ours"]["rate"] / bandwidth
         print(_format_row(result))
         results["cases"].append(result)
+    if args.shapes:
+        results["shapes"] = shapes.table(quick=args.quick)
     with open(args.json, "w") as f:
         json.dump(results, f, indent=1)
     print(f"wrote {args.json}")

@@ -1,6 +1,6 @@
 """CPU-shaped vs GPU-shaped kernels on the device in use, measured in the same run.
 
-    python3 benchmarks/shapes.py                          # PoCL (the default device)
+    python3 benchmarks/shapes.py        # PoCL (the default device); also the second table of run.py
     TRITON_OPENCL_DEVICE=intel python3 benchmarks/shapes.py
 
 Each kernel is compiled for `opencl_target="cpu"` (one work-item per program) and
@@ -46,43 +46,51 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
     tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
 
 
-def vector_add(target):
-    n = 1 << 24
+def vector_add(target, quick=False):
+    n = 1 << (20 if quick else 24)
     x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
     run = lambda: add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024,  # noqa: E731
                                                       opencl_target=target)
     return run, lambda: torch.equal(out, x + y), 3 * 4 * n / 1e9, "GB/s"
 
 
-def softmax(target):
-    rows, cols = 4096, 1024
+def softmax(target, quick=False):
+    rows, cols = (512 if quick else 4096), 1024
     x, out = torch.randn(rows, cols), torch.empty(rows, cols)
     run = lambda: softmax_kernel[(rows,)](out, x, cols, BLOCK=1024, opencl_target=target)  # noqa: E731
     return run, lambda: torch.allclose(out, torch.softmax(x, 1), atol=1e-6), \
         2 * 4 * rows * cols / 1e9, "GB/s"
 
 
-def matmul(target):
-    m = n = k = 512
+def matmul(target, quick=False):
+    m = n = k = 256 if quick else 512
     a, b, c = torch.randn(m, k), torch.randn(k, n), torch.empty(m, n)
     run = lambda: matmul_kernel[(m // 64, n // 64)](a, b, c, m, n, k, BM=64, BN=64, BK=32,  # noqa: E731
                                                     opencl_target=target)
     return run, lambda: torch.allclose(c, a @ b, atol=1e-3, rtol=1e-4), 2 * m * n * k / 1e9, "GFLOP/s"
 
 
-def main() -> None:
+def table(quick=False) -> list[dict]:
+    """The second table of benchmarks/run.py: each case in both shapes, same process, same
+    inputs; results are checked against torch before timing."""
     from launcher import get_device
-    print(f"device: {get_device().name}")
+    print(f"CPU shape vs GPU shape on {get_device().name} (opencl_target=cpu|gpu):")
+    rows = []
     for case in (vector_add, softmax, matmul):
-        cells = []
+        row = {"case": case.__name__}
         for target in ("cpu", "gpu"):
-            run, check, amount, unit = case(target)
+            run, check, amount, unit = case(target, quick)
             run()
             assert check(), f"{case.__name__} ({target} shape) does not match torch"
-            ms = triton.testing.do_bench(run, warmup=50, rep=300)
-            cells.append(f"{target} shape {ms:8.3f} ms {amount / ms * 1e3:8.1f} {unit}")
-        print(f"{case.__name__:<12} " + "   ".join(cells))
+            ms = triton.testing.do_bench(run, warmup=20 if quick else 50, rep=100 if quick else 300)
+            row[target] = {"ms": ms, "rate": amount / ms * 1e3, "unit": unit}
+        cells = [f"{t} shape {row[t]['ms']:8.3f} ms {row[t]['rate']:8.1f} {row[t]['unit']}"
+                 for t in ("cpu", "gpu")]
+        print(f"  {case.__name__:<12} " + "   ".join(cells) +
+              f"   gpu/cpu time {row['gpu']['ms'] / row['cpu']['ms']:.2f}x")
+        rows.append(row)
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    table()
