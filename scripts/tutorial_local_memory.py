@@ -2,9 +2,9 @@
 
 Runs the correctness checks of tutorials 01-09 (at the sizes tests/test_tutorials.py
 uses, with the tutorials' own block sizes and autotune configs) on the device in use,
-records every kernel compiled (or found in the cache) and prints, per kernel and block
-sizes, the `__local` bytes it needs, whether it fits each named GPU description, and its
-biggest tiles:
+records every kernel compiled (or found in the cache; a failing check is reported and
+the others still run) and prints, per kernel and block sizes, the `__local` bytes it
+needs, whether it fits each named GPU description, and its biggest tiles:
 
     PYTHONPATH=. python3 scripts/tutorial_local_memory.py [--json out.json]
 """
@@ -69,7 +69,10 @@ def collect() -> list[dict]:
     triton.knobs.compilation.listener = listener
     for file_name, check in CHECKS:
         current["tutorial"] = file_name[:2]
-        check(load_tutorial(file_name))
+        try:
+            check(load_tutorial(file_name))
+        except Exception as err:   # the kernels compiled so far still count
+            print(f"{file_name}: check failed: {type(err).__name__}: {str(err)[:300]}")
     return records
 
 
