@@ -45,24 +45,28 @@ def align_to_blocks(module: ir.Module) -> int:
 def _align_function(entry: ir.Block) -> int:
     loops = _outermost_parallel_loops(entry)
     chosen = {}     # loop -> the steps it gets
-    for tile in _tiles(entry):
-        users = _loops_over(tile, loops)
-        if not users:
-            continue
-        steps = _block_steps(tile, users)
-        if steps is None:
-            continue
-        if any(chosen.get(op_of(loop), steps) != steps for loop in users):
-            continue    # a loop over two tiles blocked differently keeps its own steps
-        for loop in users:
-            chosen[op_of(loop)] = steps
-    changed = 0
+    users_of = [(tile, users) for tile in _tiles(entry)
+                if (users := _loops_over(tile, loops))]
+    # A loop over two tiles (acc * alpha reading one accumulator tile and writing its
+    # loop-carried partner) passes the blocks of one to the other: repeat until stable.
+    changed = True
+    while changed:
+        changed = False
+        for tile, users in users_of:
+            steps = _block_steps(tile, users, chosen)
+            if steps is None or any(chosen.get(op_of(loop), steps) != steps for loop in users):
+                continue    # a loop over two tiles blocked differently keeps its own steps
+            for loop in users:
+                if op_of(loop) not in chosen:
+                    chosen[op_of(loop)] = steps
+                    changed = True
+    regrouped = 0
     for loop in loops:
         steps = chosen.get(op_of(loop))
         if steps is not None and steps != _constant_steps(loop):
             _regroup(loop, steps)
-            changed += 1
-    return changed
+            regrouped += 1
+    return regrouped
 
 
 def _outermost_parallel_loops(block: ir.Block) -> list:
@@ -113,15 +117,16 @@ def _loops_over(tile: ir.Value, loops: list) -> list | None:
     return users
 
 
-def _block_steps(tile: ir.Value, loops: list) -> tuple | None:
-    """The steps of the coarsest loop when the loops all cover the whole tile from 0
-    with constant steps dividing those, and the coarsest divides the tile."""
+def _block_steps(tile: ir.Value, loops: list, chosen: dict) -> tuple | None:
+    """The steps of the coarsest loop (as `chosen` so far, else as it is) when the loops
+    all cover the whole tile from 0 with constant steps dividing those, and the
+    coarsest divides the tile."""
     shape = ir.MemRefType(tile.type).shape
     all_steps = []
     for loop in loops:
         n = len(loop.regions[0].blocks[0].arguments)
         lbs, ubs = list(loop.operands)[:n], list(loop.operands)[n:2 * n]
-        steps = _constant_steps(loop)
+        steps = chosen.get(op_of(loop), _constant_steps(loop))
         if steps is None or [constant_index(v) for v in lbs] != [0] * n or \
                 [constant_index(v) for v in ubs] != list(shape):
             return None

@@ -40,6 +40,7 @@ from .affine_nests import VIEW_OPS, op_of, owner
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .block_ownership import block_offsets
+from .sequential_tiles import share_sequential_tiles
 
 # Iterations one work-item owns in a row: 4 elements is one 16-byte vector of f32.
 MAX_CHUNK = 4
@@ -83,6 +84,7 @@ def _share_function(func, work_items: int) -> None:
         sharing.reduce_as_tree(loop)
     sharing.privatize(entry)
     sharing.guard_block(entry)
+    share_sequential_tiles(entry)     # before the barriers: they see the shared buffers
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
