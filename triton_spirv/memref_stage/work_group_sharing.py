@@ -83,8 +83,8 @@ def _share_function(func, work_items: int) -> None:
     for loop in _serial_reductions(entry, sharing.distributed):
         sharing.reduce_as_tree(loop)
     sharing.privatize(entry)
-    sharing.guard_block(entry)
     share_sequential_tiles(entry)     # before the barriers: they see the shared buffers
+    sharing.guard_block(entry)
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
