@@ -123,3 +123,145 @@ func.func @f(%i: index, %j: index) {
         assert block_offsets([i, j], (i, j), (4, 8), width=16) is None  # vector too wide
         assert block_offsets([j, i], (i, j), (4, 16)) is None           # another element
         assert block_offsets([i, j_plus0], (i, j), (4, 16), width=16) == [0, ops[0].result]
+
+
+# ---------------------------------------------------------------------------------------
+# Copies out of a zero-filled tile become fills (fill_forwarding.py)
+
+ZERO_TILE = """
+func.func @k(%out: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zeros = arith.constant dense<0.0> : vector<16xf32>
+  %zero = memref.alloc() : memref<8x16xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c16) step (%c1, %c16) {
+    vector.store %zeros, %zero[%i, %j] : memref<8x16xf32>, vector<16xf32>
+    scf.reduce
+  }
+  %acc = memref.alloc() : memref<8x16xf32>
+  scf.for %t = %c0 to %n step %c1 {
+    memref.copy %zero, %acc : memref<8x16xf32> to memref<8x16xf32>
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c16) step (%c1, %c1) {
+      %x = memref.load %acc[%i, %j] : memref<8x16xf32>
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %out[%j] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+"""
+
+
+def test_copies_of_a_zero_tile_become_fills():
+    from triton_spirv.memref_stage.fill_forwarding import forward_fills
+    with new_context():
+        module = ir.Module.parse(ZERO_TILE)
+        assert forward_fills(module) == 1
+        module.operation.verify()
+        out = simplified(module)
+    assert "memref.copy" not in out and out.count("memref.alloc()") == 1, out
+    loop = out[out.index("scf.for"):]
+    # the fill now runs in the loop, where the copy was, on the accumulator itself
+    assert re.search(r"scf.for .*\n\s+scf.parallel .*\n\s+vector.store %cst, %alloc\[", loop), out
+
+
+def test_a_tile_written_again_is_not_forwarded():
+    from triton_spirv.memref_stage.fill_forwarding import forward_fills
+    with new_context():
+        module = ir.Module.parse(ZERO_TILE.replace(
+            "  %acc = memref.alloc()",
+            "  memref.store %zero_f, %zero[%c0, %c0] : memref<8x16xf32>\n  %acc = memref.alloc()"
+        ).replace("%zeros = arith.constant dense<0.0> : vector<16xf32>",
+                  "%zeros = arith.constant dense<0.0> : vector<16xf32>\n"
+                  "  %zero_f = arith.constant 1.0 : f32"))
+        assert forward_fills(module) == 0
+        assert "memref.copy" in str(module)
+
+
+# ---------------------------------------------------------------------------------------
+# Tiles of stages that run one after the other share memory (sequential_tiles.py)
+
+STAGES = """
+func.func @k(%out: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %one = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<256xf32>
+  %b = memref.alloc() : memref<256xf32>
+  %c = memref.alloc() : memref<256xf32>
+  %d = memref.alloc() : memref<256xf32>
+  %e = memref.alloc() : memref<256xf32>
+  scf.for %t = %c0 to %n step %c1 {
+    memref.copy %out_view, %a : memref<256xf32, strided<[1]>> to memref<256xf32>
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %r = arith.subi %c256, %i : index
+      %r1 = arith.subi %r, %c1 : index
+      %x = memref.load %a[%r1] : memref<256xf32>
+      memref.store %x, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+    memref.copy %out_view, %b : memref<256xf32, strided<[1]>> to memref<256xf32>
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %r = arith.subi %c256, %i : index
+      %r1 = arith.subi %r, %c1 : index
+      %x = memref.load %b[%r1] : memref<256xf32>
+      memref.store %x, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  scf.for %t = %c0 to %n step %c1 {
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %r = arith.subi %c256, %i : index
+      %r1 = arith.subi %r, %c1 : index
+      %x = memref.load %c[%r1] : memref<256xf32>
+      memref.store %x, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+    memref.copy %out_view, %c : memref<256xf32, strided<[1]>> to memref<256xf32>
+    memref.copy %out_view, %e : memref<256xf32, strided<[1]>> to memref<256xf32>
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %r = arith.subi %c256, %i : index
+      %r1 = arith.subi %r, %c1 : index
+      %x = memref.load %e[%r1] : memref<256xf32>
+      memref.store %x, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  scf.for %t = %c0 to %n step %c1 {
+    memref.copy %out_view, %d : memref<256xf32, strided<[1]>> to memref<256xf32>
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      %r = arith.subi %c256, %i : index
+      %r1 = arith.subi %r, %c1 : index
+      %x = memref.load %d[%r1] : memref<256xf32>
+      memref.store %x, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+"""
+
+
+def test_tiles_of_sequential_stages_share_memory_behind_a_barrier():
+    with new_context():
+        module = ir.Module.parse(STAGES.replace(
+            "  %a = memref.alloc()",
+            "  %out_view = memref.reinterpret_cast %out to offset: [0], sizes: [256], strides: "
+            "[1] : memref<?xf32> to memref<256xf32, strided<[1]>>\n  %a = memref.alloc()"))
+        share_work_group(module, 64)
+        module.operation.verify()
+        out = simplified(module)
+    # a and b (one loop body, each overwritten first) share; c (the second loop) and d
+    # (the third) take that memory too. c is read before it is written in each
+    # iteration (it carries a value across iterations), so e, later in the same body,
+    # gets memory of its own.
+    assert out.count("memref.alloc() : memref<256xf32>") == 2, out
+    # every work-item reads the tile's elements in reverse: after each copy into it, a
+    # barrier before the readers (the emitter puts one before each collective copy,
+    # which orders the copy after the previous readers)
+    assert out.count("gpu.barrier") == 4, out
+    assert re.search(r"memref.copy %reinterpret_cast, %alloc : .*\n.*\n\s+gpu.barrier", out), out
