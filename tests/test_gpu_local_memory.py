@@ -10,6 +10,7 @@ The target variable is read once per process, so every family runs in a child pr
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -109,6 +110,29 @@ def test_layer_norm_dwdb_names_its_tiles(tmp_path):
     assert code != 0
     assert "kernel 'layer_norm_bwd_dwdb' needs" in output, output
     assert "target 'gpu-64k'" in output and "float[32x128] = 16384 bytes from 05-layer-norm.py:" in output
+
+
+@pytest.mark.skipif(shutil.which("oclgrind") is None, reason="oclgrind is not installed")
+@pytest.mark.parametrize("family", ["matmul", "attention", "persistent-matmul"])
+def test_tutorial_family_is_race_free_under_oclgrind_at_64k(family, tmp_path):
+    """The family's launches, recorded on the device in use (launcher/replay.py), replay
+    under `oclgrind --data-races` with the target's 64 KB of local memory: no race, and
+    every buffer as the device computed it."""
+    from launcher.replay import list_recordings
+    from test_oclgrind import REPLAY, _diagnostics
+    code, _records, output = run_family(family, tmp_path,
+                                        {"TRITON_SPIRV_RECORD_DIR": str(tmp_path / "rec")})
+    assert code == 0, output
+    paths = list_recordings(str(tmp_path / "rec"))
+    assert paths, output
+    proc = subprocess.run([shutil.which("oclgrind"), "--data-races", "--local-mem-size", str(LIMIT),
+                           sys.executable, REPLAY, "--expand-strided-copies", *paths],
+                          capture_output=True, text=True, timeout=1200, cwd=ROOT)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith('{"name"')]
+    assert len(results) == len(paths), proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert all(r["ok"] for r in results), results
+    messages = _diagnostics(proc.stderr)
+    assert not any(messages.values()), messages
 
 
 FAMILIES_ONLY_IN_CHILD = {
