@@ -23,12 +23,13 @@ from mlir import ir
 from .affine_nests import VIEW_OPS, op_of
 
 
-def share_sequential_tiles(entry: ir.Block) -> int:
+def share_sequential_tiles(entry: ir.Block, keep=()) -> int:
     """Merges tiles with disjoint lifetimes among the top-level ops of `entry` (a
-    kernel's body) and of every loop body in it; returns how many tiles were folded
-    into others."""
+    kernel's body) and of every loop body in it, except the buffers of `keep`; returns
+    how many tiles were folded into others."""
     tiles = [op for op in _all_ops(entry)
-             if op.operation.name == "memref.alloc" and not len(op.operands)]
+             if op.operation.name == "memref.alloc" and not len(op.operands) and
+             op.results[0] not in keep]
     merged = []
     # Loop bodies first, inner ones before outer ones (a tile shared across two loops
     # is no longer used inside one), then the kernel's top level.

@@ -83,7 +83,9 @@ def _share_function(func, work_items: int) -> None:
     for loop in _serial_reductions(entry, sharing.distributed):
         sharing.reduce_as_tree(loop)
     sharing.privatize(entry)
-    share_sequential_tiles(entry)     # before the barriers: they see the shared buffers
+    # before the barriers, which then see the shared buffers; tree reductions keep
+    # theirs (their accesses are recorded in `partitioned`)
+    share_sequential_tiles(entry, keep=sharing.partitioned_buffers())
     sharing.guard_block(entry)
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
@@ -360,6 +362,17 @@ class _Sharing:
         self.single.append(op_of(final))
         self.partitioned[op_of(final)] = _plain_accesses(final, SINGLE)
         loop.operation.erase()
+
+    def partitioned_buffers(self) -> list:
+        """The buffers the ops of tree reductions touch."""
+        found = []
+
+        def visit(inner):
+            found.extend(_root(v) for v in inner.operands if isinstance(v.type, ir.MemRefType))
+            return ir.WalkResult.ADVANCE
+        for op in self.partitioned:
+            op_of(op).walk(visit)
+        return found
 
     @staticmethod
     def _clone_element(match: "SerialReduction", iv) -> ir.Value:
