@@ -184,74 +184,52 @@ def test_a_tile_written_again_is_not_forwarded():
 # ---------------------------------------------------------------------------------------
 # Tiles of stages that run one after the other share memory (sequential_tiles.py)
 
-STAGES = """
-func.func @k(%out: memref<?xf32>, %n: index) {
+def read_reversed(tile: str) -> str:
+    """A loop in which every work-item reads elements other work-items copied in."""
+    return f"""
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {{
+      %r = arith.subi %c256, %i : index
+      %r1 = arith.subi %r, %c1 : index
+      %x = memref.load {tile}[%r1] : memref<256xf32>
+      memref.store %x, %out[%i] : memref<?xf32>
+      scf.reduce
+    }}"""
+
+
+def copy_in(tile: str) -> str:
+    return f"""
+    memref.copy %out_view, {tile} : memref<256xf32, strided<[1]>> to memref<256xf32>"""
+
+
+# Three stages: a and b, each overwritten first, in one loop body; c read before it is
+# written (it carries a value across iterations) and e after it in the second; d in
+# the third.
+STAGES = f"""
+func.func @k(%out: memref<?xf32>, %n: index) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c256 = arith.constant 256 : index
-  %one = arith.constant 1.0 : f32
+  %out_view = memref.reinterpret_cast %out to offset: [0], sizes: [256], strides: [1] :
+    memref<?xf32> to memref<256xf32, strided<[1]>>
   %a = memref.alloc() : memref<256xf32>
   %b = memref.alloc() : memref<256xf32>
   %c = memref.alloc() : memref<256xf32>
   %d = memref.alloc() : memref<256xf32>
   %e = memref.alloc() : memref<256xf32>
-  scf.for %t = %c0 to %n step %c1 {
-    memref.copy %out_view, %a : memref<256xf32, strided<[1]>> to memref<256xf32>
-    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-      %r = arith.subi %c256, %i : index
-      %r1 = arith.subi %r, %c1 : index
-      %x = memref.load %a[%r1] : memref<256xf32>
-      memref.store %x, %out[%i] : memref<?xf32>
-      scf.reduce
-    }
-    memref.copy %out_view, %b : memref<256xf32, strided<[1]>> to memref<256xf32>
-    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-      %r = arith.subi %c256, %i : index
-      %r1 = arith.subi %r, %c1 : index
-      %x = memref.load %b[%r1] : memref<256xf32>
-      memref.store %x, %out[%i] : memref<?xf32>
-      scf.reduce
-    }
-  }
-  scf.for %t = %c0 to %n step %c1 {
-    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-      %r = arith.subi %c256, %i : index
-      %r1 = arith.subi %r, %c1 : index
-      %x = memref.load %c[%r1] : memref<256xf32>
-      memref.store %x, %out[%i] : memref<?xf32>
-      scf.reduce
-    }
-    memref.copy %out_view, %c : memref<256xf32, strided<[1]>> to memref<256xf32>
-    memref.copy %out_view, %e : memref<256xf32, strided<[1]>> to memref<256xf32>
-    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-      %r = arith.subi %c256, %i : index
-      %r1 = arith.subi %r, %c1 : index
-      %x = memref.load %e[%r1] : memref<256xf32>
-      memref.store %x, %out[%i] : memref<?xf32>
-      scf.reduce
-    }
-  }
-  scf.for %t = %c0 to %n step %c1 {
-    memref.copy %out_view, %d : memref<256xf32, strided<[1]>> to memref<256xf32>
-    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-      %r = arith.subi %c256, %i : index
-      %r1 = arith.subi %r, %c1 : index
-      %x = memref.load %d[%r1] : memref<256xf32>
-      memref.store %x, %out[%i] : memref<?xf32>
-      scf.reduce
-    }
-  }
+  scf.for %t = %c0 to %n step %c1 {{{copy_in("%a")}{read_reversed("%a")}{copy_in("%b")}{read_reversed("%b")}
+  }}
+  scf.for %t = %c0 to %n step %c1 {{{read_reversed("%c")}{copy_in("%c")}{copy_in("%e")}{read_reversed("%e")}
+  }}
+  scf.for %t = %c0 to %n step %c1 {{{copy_in("%d")}{read_reversed("%d")}
+  }}
   return
-}
+}}
 """
 
 
 def test_tiles_of_sequential_stages_share_memory_behind_a_barrier():
     with new_context():
-        module = ir.Module.parse(STAGES.replace(
-            "  %a = memref.alloc()",
-            "  %out_view = memref.reinterpret_cast %out to offset: [0], sizes: [256], strides: "
-            "[1] : memref<?xf32> to memref<256xf32, strided<[1]>>\n  %a = memref.alloc()"))
+        module = ir.Module.parse(STAGES)
         share_work_group(module, 64)
         module.operation.verify()
         out = simplified(module)

@@ -15,23 +15,14 @@ import subprocess
 import sys
 
 import pytest
+import torch
+import triton
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIMIT = 64 * 1024
 
-# family -> (tutorial file, the check to run on the loaded module)
-FAMILIES = {
-    "matmul": ("03-matrix-multiplication.py", "matmul_128x64x64"),
-    "attention": ("06-fused-attention.py", "t.test_op(1, 2, 128, 64, True, torch.float16)"),
-    "persistent-matmul": ("09-persistent-matmul.py", "t.validate(96, 160, 64)"),
-    "layer-norm-forward": ("05-layer-norm.py", "layer_norm_forward_and_dx"),
-}
-
-
 def matmul_128x64x64(tutorial):
     """Tutorial 03's largest autotune config (BLOCK 128x64x64), against torch."""
-    import torch
-    import triton
     torch.manual_seed(0)
     m, n, k = 160, 96, 136
     a = torch.rand((m, k), dtype=torch.float16) - 0.5
@@ -44,10 +35,9 @@ def matmul_128x64x64(tutorial):
     torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=1e-2, rtol=0)
 
 
-def layer_norm_forward_and_dx(tutorial):
-    """The forward kernel and the dx kernel of the backward, against torch (the dw/db
-    kernel's 32x128 sums do not fit: see test_layer_norm_dwdb_names_its_tiles)."""
-    import torch
+def layer_norm_forward(tutorial):
+    """The forward kernel against torch (the backward launches the dw/db kernel, whose
+    32x128 sums do not fit: see test_layer_norm_dwdb_names_its_tiles)."""
     torch.manual_seed(0)
     m, n = 151, 512
     x = -2.3 + 0.5 * torch.randn((m, n), dtype=torch.float16)
@@ -59,25 +49,29 @@ def layer_norm_forward_and_dx(tutorial):
     torch.testing.assert_close(y.float(), expected, atol=1e-2, rtol=0)
 
 
+# family -> (tutorial file, the check to run on the loaded module)
+FAMILIES = {
+    "matmul": ("03-matrix-multiplication.py", matmul_128x64x64),
+    "attention": ("06-fused-attention.py",
+                  lambda t: t.test_op(1, 2, 128, 64, True, torch.float16)),
+    "persistent-matmul": ("09-persistent-matmul.py", lambda t: t.validate(96, 160, 64)),
+    "layer-norm-forward": ("05-layer-norm.py", layer_norm_forward),
+}
+
+
 def child(family: str) -> None:
     """Runs one family's check and prints its compiled kernels as JSON."""
     sys.path.insert(0, os.path.join(ROOT, "tests"))
-    import torch  # noqa: F401  (the checks' expressions use it)
-    import triton
     from test_tutorials import load_tutorial
     records = []
 
-    def listener(src, metadata, metadata_group, times, cache_hit):
+    def listener(metadata, **_rest):
         records.append({"kernel": metadata["name"], "local_bytes": int(metadata["local_mem_bytes"]),
                         "local_size": list(metadata["local_size"])})
 
     triton.knobs.compilation.listener = listener
     file_name, check = FAMILIES[family]
-    t = load_tutorial(file_name)
-    if check in globals():
-        globals()[check](t)
-    else:
-        eval(check, {"t": t, "torch": torch})
+    check(load_tutorial(file_name))
     print("RECORDS " + json.dumps(records))
 
 
@@ -136,7 +130,8 @@ def test_tutorial_family_is_race_free_under_oclgrind_at_64k(family, tmp_path):
 
 
 FAMILIES_ONLY_IN_CHILD = {
-    "layer-norm-dwdb": ("05-layer-norm.py", "t.test_layer_norm(151, 512, torch.float16)"),
+    "layer-norm-dwdb": ("05-layer-norm.py",
+                        lambda t: t.test_layer_norm(151, 512, torch.float16)),
 }
 
 if __name__ == "__main__":

@@ -42,6 +42,19 @@ def memory_access(op):
     return None
 
 
+def outermost_parallel_loops(block: ir.Block) -> list:
+    """The scf.parallel loops under `block` that no other scf.parallel holds."""
+    found = []
+    for op in block.operations:
+        if op.operation.name == "scf.parallel":
+            found.append(op)
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(outermost_parallel_loops(inner))
+    return found
+
+
 def is_alloc(value: ir.Value) -> bool:
     """A work-group buffer (`memref.alloc`) rather than a view of a kernel argument."""
     defining = owner(value)

@@ -29,7 +29,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, scf
 
-from .affine_nests import constant_index, memory_access, op_of, owner
+from .affine_nests import (constant_index, memory_access, op_of, outermost_parallel_loops,
+                           owner)
 
 
 def align_to_blocks(module: ir.Module) -> int:
@@ -43,7 +44,7 @@ def align_to_blocks(module: ir.Module) -> int:
 
 
 def _align_function(entry: ir.Block) -> int:
-    loops = _outermost_parallel_loops(entry)
+    loops = outermost_parallel_loops(entry)
     chosen = {}     # loop -> the steps it gets
     users_of = [(tile, users) for tile in _tiles(entry)
                 if (users := _loops_over(tile, loops))]
@@ -67,18 +68,6 @@ def _align_function(entry: ir.Block) -> int:
             _regroup(loop, steps)
             regrouped += 1
     return regrouped
-
-
-def _outermost_parallel_loops(block: ir.Block) -> list:
-    found = []
-    for op in block.operations:
-        if op.operation.name == "scf.parallel":
-            found.append(op)
-            continue
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_outermost_parallel_loops(inner))
-    return found
 
 
 def _tiles(block: ir.Block) -> list:

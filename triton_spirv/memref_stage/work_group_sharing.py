@@ -39,6 +39,7 @@ from mlir.dialects import arith, gpu, memref, scf, vector
 from .affine_nests import VIEW_OPS, op_of, owner
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
+from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
 from .block_ownership import block_offsets
 from .sequential_tiles import share_sequential_tiles
 
@@ -90,18 +91,6 @@ def _share_function(func, work_items: int) -> None:
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
-
-
-def _outermost_parallel_loops(block: ir.Block) -> list:
-    found = []
-    for op in block.operations:
-        if op.operation.name == "scf.parallel":
-            found.append(op)
-            continue
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_outermost_parallel_loops(inner))
-    return found
 
 
 def _allocs(block: ir.Block) -> list:
