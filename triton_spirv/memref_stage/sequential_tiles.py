@@ -36,9 +36,11 @@ def share_sequential_tiles(entry: ir.Block, keep=()) -> int:
     for loop in reversed(_all_ops(entry)):
         if loop.operation.name == "scf.for":
             body = loop.regions[0].blocks[0]
-            # a tile whose first use in each iteration overwrites all of it carries
-            # nothing from one iteration to the next
-            merged += _share_in(body, _live(tiles, merged),
+            # A tile whose first use in each iteration overwrites all of it carries
+            # nothing from one iteration to the next. Only allocs at the kernel's top
+            # level (hoisted) or the body's: a kept one must precede the uses it takes.
+            here = [t for t in _live(tiles, merged) if op_of(t).block in (entry, body)]
+            merged += _share_in(body, here,
                                 lambda span, body=body: _overwritten_first(span, body))
     merged += _share_in(entry, [t for t in _live(tiles, merged) if op_of(t).block == entry],
                         lambda _span: True)
