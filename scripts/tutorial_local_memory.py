@@ -2,9 +2,9 @@
 
 Runs the correctness checks of tutorials 01-09 (at the sizes tests/test_tutorials.py
 uses, with the tutorials' own block sizes and autotune configs) on the device in use,
-records every kernel compiled (or found in the cache) and prints, per kernel and block
-sizes, the `__local` bytes it needs, whether it fits each named GPU description, and its
-biggest tiles:
+records every kernel compiled (or found in the cache; a failing check is reported and
+the others still run) and prints, per kernel and block sizes, the `__local` bytes it
+needs, whether it fits each named GPU description, and its biggest tiles:
 
     PYTHONPATH=. python3 scripts/tutorial_local_memory.py [--json out.json]
 """
@@ -31,8 +31,17 @@ CHECKS = [
     ("06-fused-attention.py", lambda t: t.test_op(1, 2, 128, 64, True, _torch().float16)),
     ("07-extern-functions.py", lambda t: t.check(size=5000)),
     ("08-grouped-gemm.py", lambda t: t.check(group_m=(128, 64), group_n=(64, 128), group_k=(64, 32))),
-    ("09-persistent-matmul.py", lambda t: t.validate(96, 160, 64)),
+    ("09-persistent-matmul.py", lambda t: _each_variant(t, 96, 160, 64)),
 ]
+
+
+def _each_variant(tutorial, m, n, k):
+    """Tutorial 09's variants one at a time: a mismatch of one still compiles the rest."""
+    for name in tutorial.variants():
+        try:
+            tutorial.validate(m, n, k, only=[name])
+        except SystemExit as err:
+            print(f"09-persistent-matmul.py: {err}")
 
 
 def _torch():
@@ -69,7 +78,10 @@ def collect() -> list[dict]:
     triton.knobs.compilation.listener = listener
     for file_name, check in CHECKS:
         current["tutorial"] = file_name[:2]
-        check(load_tutorial(file_name))
+        try:
+            check(load_tutorial(file_name))
+        except (Exception, SystemExit) as err:   # the kernels compiled so far still count
+            print(f"{file_name}: check failed: {type(err).__name__}: {str(err)[:300]}")
     return records
 
 

@@ -1,6 +1,7 @@
 """Small queries on affine loop nests and memref values, and operand remapping, shared by
-the rewrites on the affine stage (register_blocking.py, stream_forwarding.py) and the HLO
-frontend's own passes."""
+the rewrites on the affine stage (register_blocking.py, stream_forwarding.py), those on
+the scf stage (work_group_sharing.py, block_ownership.py) and the HLO frontend's own
+passes."""
 from __future__ import annotations
 
 from mlir import ir
@@ -19,6 +20,39 @@ def owner(value: ir.Value):
     """The op defining `value`, or None for a block argument."""
     defining = value.owner
     return defining if isinstance(defining, (ir.OpView, ir.Operation)) else None
+
+
+def constant_index(value: ir.Value) -> int | None:
+    """The value of an `arith.constant` integer or index, else None."""
+    defining = owner(value)
+    if defining is not None and defining.name == "arith.constant":
+        attr = defining.attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return attr.value
+    return None
+
+
+def memory_access(op):
+    """(memref, indices, writes) of a scalar or vector load or store, else None."""
+    name = op.name
+    if name in ("memref.load", "vector.load"):
+        return op.operands[0], list(op.operands)[1:], False
+    if name in ("memref.store", "vector.store"):
+        return op.operands[1], list(op.operands)[2:], True
+    return None
+
+
+def outermost_parallel_loops(block: ir.Block) -> list:
+    """The scf.parallel loops under `block` that no other scf.parallel holds."""
+    found = []
+    for op in block.operations:
+        if op.operation.name == "scf.parallel":
+            found.append(op)
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(outermost_parallel_loops(inner))
+    return found
 
 
 def is_alloc(value: ir.Value) -> bool:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from mlir import ir, passmanager
 
+from .block_ownership import align_to_blocks
 from .branch_tiles import share_branch_tiles
+from .fill_forwarding import forward_fills
 from ..ir_dump import dump_after, dump_requested
 from .elementwise_vectors import vectorize_elementwise
 from .register_blocking import block_contractions
@@ -47,7 +49,9 @@ AFFINE_TO_MEMREF = (
     "cse",
 )
 # GPU targets (several work-items per program): provably parallel loops become
-# scf.parallel, perfectly nested ones merge into one (canonicalize), and
+# scf.parallel, perfectly nested ones merge into one (canonicalize), copies out of
+# constant-filled tiles become fills (fill_forwarding.py), the loops over a
+# register-blocked accumulator step by its blocks (block_ownership.py), and
 # work_group_sharing.py distributes the outermost over the work-items.
 PARALLELIZE = ("func.func(affine-parallelize)", "lower-affine", "canonicalize")
 
@@ -80,6 +84,10 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
             dump_after(rewrite.__name__, module)
         if work_items > 1:
             _run(module, PARALLELIZE)
+            for rewrite in (forward_fills, align_to_blocks):
+                rewrite(module)
+                _verify(module, rewrite.__name__)
+                dump_after(rewrite.__name__, module)
             share_work_group(module, work_items)
             _verify(module, share_work_group.__name__)
             dump_after(share_work_group.__name__, module)

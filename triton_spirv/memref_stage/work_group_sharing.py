@@ -34,9 +34,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref, scf
+from mlir.dialects import arith, gpu, memref, scf, vector
 
 from .affine_nests import VIEW_OPS, op_of, owner
+from .affine_nests import constant_index as _constant_index
+from .affine_nests import memory_access as _memory_access
+from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
+from .block_ownership import block_offsets
+from .sequential_tiles import share_sequential_tiles
 
 # Iterations one work-item owns in a row: 4 elements is one 16-byte vector of f32.
 MAX_CHUNK = 4
@@ -79,22 +84,13 @@ def _share_function(func, work_items: int) -> None:
     for loop in _serial_reductions(entry, sharing.distributed):
         sharing.reduce_as_tree(loop)
     sharing.privatize(entry)
+    # before the barriers, which then see the shared buffers; tree reductions keep
+    # theirs (their accesses are recorded in `partitioned`)
+    share_sequential_tiles(entry, keep=sharing.partitioned_buffers())
     sharing.guard_block(entry)
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
-
-
-def _outermost_parallel_loops(block: ir.Block) -> list:
-    found = []
-    for op in block.operations:
-        if op.operation.name == "scf.parallel":
-            found.append(op)
-            continue
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_outermost_parallel_loops(inner))
-    return found
 
 
 def _allocs(block: ir.Block) -> list:
@@ -108,15 +104,6 @@ def _allocs(block: ir.Block) -> list:
             for inner in region.blocks:
                 found.extend(_allocs(inner))
     return found
-
-
-def _constant_index(value: ir.Value) -> int | None:
-    defining = owner(value)
-    if defining is not None and defining.name == "arith.constant":
-        attr = defining.attributes["value"]
-        if isinstance(attr, ir.IntegerAttr):
-            return attr.value
-    return None
 
 
 def _bound_key(value: ir.Value):
@@ -205,8 +192,10 @@ class _Sharing:
     def privatize(self, block: ir.Block) -> None:
         """A tile whose every element is read and written only by the work-item that
         owns it in one distribution (element loads and stores at the induction
-        variables, or whole-tile copies to and from other such tiles: loop-carried
-        pointer tiles) becomes a private array of that work-item's elements."""
+        variables, or inside the block of iterations a step covers -- register blocks
+        of an accumulator, block_ownership.py --, or whole-tile copies to and from
+        other such tiles: loop-carried tiles) becomes a private array of that
+        work-item's elements: `[owned]`, or `[owned, offset...]` for blocks."""
         plans = {}
         for op in _allocs(block):
             plan = self._private_plan(op)
@@ -255,30 +244,43 @@ class _Sharing:
             if access is None or access[0] != tile or loop is None:
                 return None
             distribution = self.distributed[loop]
-            if tuple(access[1]) != distribution.ivs:
+            steps = _constant_steps(distribution.key)
+            offsets = None if steps is None else \
+                block_offsets(access[1], distribution.ivs, steps, _vector_width(user))
+            if offsets is None:
                 return None
-            accesses.append((user, distribution, loop))
+            accesses.append((user, distribution, loop, offsets))
         if not accesses:
             return None
         key = accesses[0][1].key
         total, chunk = self.iterations[accesses[0][2]]
-        full = all(lb == ("constant", 0) and step == ("constant", 1) and ub == ("constant", n)
-                   for (lb, ub, step), n in zip(key[0], tile_type.shape))
-        if any(d.key != key for _, d, _ in accesses) or not full or total is None:
+        steps = _constant_steps(key)
+        full = all(lb == ("constant", 0) and ub == ("constant", n) and n % step == 0
+                   for (lb, ub, _step), n, step in zip(key[0], tile_type.shape, steps))
+        if any(a[1].key != key for a in accesses) or not full or total is None:
             return None
         return alloc, accesses, copies, (key, total, chunk)
 
     def _make_private(self, alloc, accesses) -> ir.Value:
+        """The private array of the blocks a work-item owns: one element per owned
+        iteration when the loops step by 1, else one block `[steps...]` per iteration."""
         tile_type = ir.MemRefType(alloc.results[0].type)
-        _user, _distribution, loop = accesses[0]
+        _user, distribution, loop, _offsets = accesses[0]
         total, chunk = self.iterations[loop]
         per_item = -(-total // (self.work_items * chunk)) * chunk
+        steps = _constant_steps(distribution.key)
+        blocked = any(step != 1 for step in steps)
+        shape = [per_item, *steps] if blocked else [per_item]
         with alloc.location, ir.InsertionPoint(alloc):
-            private = memref.alloca(ir.MemRefType.get([per_item], tile_type.element_type), [], [])
-        for user, distribution, _loop in accesses:
-            first = 1 if user.name == "memref.load" else 2
+            private = memref.alloca(ir.MemRefType.get(shape, tile_type.element_type), [], [])
+        for user, distribution, _loop, offsets in accesses:
+            first = 1 if user.name in ("memref.load", "vector.load") else 2
             user.operands[first - 1] = private
-            _replace_indices(user, first, distribution.owned)
+            with user.location, ir.InsertionPoint(user):
+                index = ir.IndexType.get()
+                within = [arith.constant(index, 0) if offset == 0 else offset
+                          for offset in offsets] if blocked else []
+            _replace_indices(user, first, [distribution.owned, *within])
         return private
 
     def _distributed_loop_of(self, op):
@@ -349,6 +351,17 @@ class _Sharing:
         self.single.append(op_of(final))
         self.partitioned[op_of(final)] = _plain_accesses(final, SINGLE)
         loop.operation.erase()
+
+    def partitioned_buffers(self) -> list:
+        """The buffers the ops of tree reductions touch."""
+        found = []
+
+        def visit(inner):
+            found.extend(_root(v) for v in inner.operands if isinstance(v.type, ir.MemRefType))
+            return ir.WalkResult.ADVANCE
+        for op in self.partitioned:
+            op_of(op).walk(visit)
+        return found
 
     @staticmethod
     def _clone_element(match: "SerialReduction", iv) -> ir.Value:
@@ -510,17 +523,33 @@ def _match_reduction(loop) -> SerialReduction | None:
     return SerialReduction(loop, iv, accumulator, views[0], element_ops, element[0], combiner)
 
 
-def _replace_indices(op, first: int, index: ir.Value) -> None:
-    """A load or store through one index from operand `first` on (a new op: the
-    number of operands changes)."""
+def _replace_indices(op, first: int, indices: list) -> None:
+    """A scalar or vector load or store through `indices` from operand `first` on (a
+    new op: the number of operands changes)."""
     operands = list(op.operands)
     with op.location, ir.InsertionPoint(op):
         if op.name == "memref.load":
-            new = memref.load(operands[0], [index])
-            op.results[0].replace_all_uses_with(new)
+            op.results[0].replace_all_uses_with(memref.load(operands[0], indices))
+        elif op.name == "vector.load":
+            op.results[0].replace_all_uses_with(
+                vector.load(op.results[0].type, operands[0], indices))
+        elif op.name == "vector.store":
+            vector.store(operands[0], operands[1], indices)
         else:
-            memref.store(operands[0], operands[1], [index])
+            memref.store(operands[0], operands[1], indices)
     op.erase()
+
+
+def _constant_steps(key: tuple) -> tuple | None:
+    """The steps of a distribution key's loop space, when all are constants."""
+    steps = tuple(step[1] if step[0] == "constant" else None for _lb, _ub, step in key[0])
+    return None if None in steps else steps
+
+
+def _vector_width(op) -> int:
+    """Elements a load or store touches along the last dimension."""
+    value = op.results[0] if op.name in ("memref.load", "vector.load") else op.operands[0]
+    return ir.VectorType(value.type).shape[-1] if isinstance(value.type, ir.VectorType) else 1
 
 
 def _remap(op, mapping: dict) -> None:
@@ -856,16 +885,6 @@ def _position(indices: list, iv: ir.Value):
     for i, index in enumerate(indices):
         if index == iv:
             return i
-    return None
-
-
-def _memory_access(op):
-    """(memref, indices, writes) of a load or store, else None."""
-    name = op.name
-    if name in ("memref.load", "vector.load"):
-        return op.operands[0], list(op.operands)[1:], False
-    if name in ("memref.store", "vector.store"):
-        return op.operands[1], list(op.operands)[2:], True
     return None
 
 
