@@ -6,6 +6,9 @@ here counts as used. Keep a reason next to each group.
 # ruff: noqa
 _ = object()
 
+# Python's import system calls these of a meta path finder's loader (triton_first.py).
+_.create_module
+
 # Triton's backend hooks (triton.backends.compiler.BaseBackend / DriverBase): Triton calls
 # them and reads the option fields by name.
 _.supports_target
@@ -70,11 +73,6 @@ _.sym_visibility  # func.func's attribute, set through the op view
 _.reason  # TtirParseError.reason: the message without its location
 reason  # EmitterChoice.reason: why the emitter was chosen, for reports
 num_elements  # emitter_opencl.views.Buffer: size of a __local array
-
-# The OpenCL ABI shared with the launcher, which keeps its own copy of the numbers
-# (launcher/bounds.py ERROR_INTS, launcher/asserts.py RECORD_INTS) and names these.
-BOUNDS_ERROR_INTS
-ASSERT_RECORD_INTS
 
 # One of the comparison predicates unpacked from range(10) in ttir_to_linalg/analysis.py.
 NE

@@ -4,6 +4,6 @@
     kernel = emit_opencl(module)      # EmittedKernel(source, name, arg_types, ...)
 """
 
-from .emitter import EmittedKernel, OpenCLEmitError, emit_opencl
+from .kernel import EmittedKernel, OpenCLEmitError, emit_opencl
 
 __all__ = ["EmittedKernel", "OpenCLEmitError", "emit_opencl"]

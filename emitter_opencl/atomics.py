@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from . import ctypes_table as ct
 from . import fp8
-from .emitter import Target
+from .control_flow import Target
 from .memory import pointer as _pointer
 from .errors import error_at
 
@@ -97,7 +97,7 @@ def atomic_rmw(emitter, op) -> None:
         call = (f"{_prefix(emitter, kind) if ct.is_int(kind) else 'atomic_'}{name}("
                 f"(volatile {space} {ctype}*)({pointer}), ({ctype}){value})")
         emitter.define(op, op.results[0], call if ctype == T else f"({T}){call}", T,
-                       default_name="old")
+                       role="old")
         return
     fmt = _COMBINE.get(kind_name)
     if fmt is None:
@@ -118,7 +118,7 @@ def generic_atomic_rmw(emitter, op) -> None:
         emitter.exprs[body.arguments[0]] = current
         target = Target(emitter.names.fresh("desired"), ct.VALUE_CTYPE[kind])
         emitter.stmt(op, f"{target.ctype} {target.name};")
-        emitter._emit_region_block(body, [target])
+        emitter.emit_region_block(body, [target])
         return target.name
 
     _cas_loop(emitter, op, kind, space, pointer, new_value)

@@ -6,27 +6,27 @@ touches memory. The kernel gets hidden parameters after its own ones:
     long <buffer>_extent   one per global buffer parameter, in parameter order:
                            how many elements the buffer holds
     __global int* bounds_err
-                           the error record (BOUNDS_ERROR_INTS ints, zeroed by the
-                           launcher before each launch)
+                           the bounds record (zeroed by the launcher before each launch)
 
 An access out of bounds does nothing (a load yields 0, a store or an async copy is
-skipped) and reports into the record: word 0 counts violations, word 1 is set once
-by the first one, which also writes its site (word 2) and offending element index
-(words 3 and 4: low and high 32 bits). A site is one access in the source: which
-parameter, load or store, the op and the Python line (`EmittedKernel.bounds_sites`).
+skipped) and reports into the record: it counts the violations, and the first one
+claims the record and writes its site and offending element index (the layout, and
+where these parameters sit among the hidden ones: opencl_abi). A site is one access in
+the source: which parameter, load or store, the op and the Python line
+(`EmittedKernel.bounds_sites`).
 
 Without the option none of this is printed: generated code is unchanged.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from opencl_abi import (BOUNDS_CLAIMED, BOUNDS_COUNT, BOUNDS_INDEX_HIGH, BOUNDS_INDEX_LOW,
+                        BOUNDS_SITE, BoundsSite)
 
 from . import ctypes_table as ct
 from .locations import real_source_line, source_line
 from .views import Buffer, Expr, atom
 
-BOUNDS_ERROR_INTS = 8
 ERROR_PARAM = "bounds_err"
 
 
@@ -38,24 +38,24 @@ HELPER_NAMES = {"bounds_report", "bounds_ok", "bounds_range_ok", ERROR_PARAM} | 
     _vector_helper_name(access, width, kind) for access in ("load", "store")
     for width in ct.VECTOR_WIDTHS for kind in ct.SCALAR_KINDS}
 
-_HELPERS = """\
+_HELPERS = f"""\
 // Bounds checking: an access outside its buffer is skipped and reported here.
-static inline void bounds_report(__global int* err, long index, int site) {
-  atomic_inc(&err[0]);
-  if (atomic_cmpxchg(&err[1], 0, 1) == 0) {
-    err[2] = site;
-    err[3] = (int)(index & 0xffffffffL);
-    err[4] = (int)(index >> 32);
-  }
-}
-static inline bool bounds_ok(__global int* err, long index, long extent, int site) {
+static inline void bounds_report(__global int* err, long index, int site) {{
+  atomic_inc(&err[{BOUNDS_COUNT}]);
+  if (atomic_cmpxchg(&err[{BOUNDS_CLAIMED}], 0, 1) == 0) {{
+    err[{BOUNDS_SITE}] = site;
+    err[{BOUNDS_INDEX_LOW}] = (int)(index & 0xffffffffL);
+    err[{BOUNDS_INDEX_HIGH}] = (int)(index >> 32);
+  }}
+}}
+static inline bool bounds_ok(__global int* err, long index, long extent, int site) {{
   if (index >= 0 && index < extent)
     return true;
   bounds_report(err, index, site);
   return false;
-}
+}}
 static inline bool bounds_range_ok(__global int* err, long start, long count, long stride,
-                                   long extent, int site) {
+                                   long extent, int site) {{
   if (count <= 0)
     return true;
   long last = start + (count - 1) * stride;
@@ -63,7 +63,7 @@ static inline bool bounds_range_ok(__global int* err, long start, long count, lo
     return true;
   bounds_report(err, start < 0 || start >= extent ? start : last, site);
   return false;
-}"""
+}}"""
 
 
 def _vector_access_helper(access: str, width: int, kind: str) -> str:
@@ -94,20 +94,6 @@ def _vector_access_helper(access: str, width: int, kind: str) -> str:
             f"  for (int i = 0; i < {width}; ++i)\n"
             f"    if (bounds_ok(err, start + i, extent, site))\n"
             f"      {lane_write};\n}}")
-
-
-@dataclass(frozen=True)
-class BoundsSite:
-    """One checked access: `param` is the index of the kernel parameter."""
-    param: int
-    access: str      # "load" or "store" (async copies too)
-    op: str          # the memref-stage op, e.g. "memref.copy"
-    path: str        # Python source file ("" when unknown)
-    line: int        # Python source line (0 when unknown)
-
-    def as_dict(self) -> dict:
-        return {"param": self.param, "access": self.access, "op": self.op, "path": self.path,
-                "line": self.line}
 
 
 class BoundsChecks:

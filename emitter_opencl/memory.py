@@ -1,5 +1,8 @@
-"""Element loads and stores by buffer kind, and `memref.copy` as vector loops,
-work-group async copies or element loops.
+"""The memref ops: views, element loads and stores by buffer kind, `memref.copy` as
+vector loops, work-group async copies or element loops, and work-group barriers.
+
+Memref values are never C values: each is a `View` (root buffer + index arithmetic,
+views.py), and loads and stores index its root buffer.
 
 Global f16 buffers are read and written with vload_half / vstore_half_rte, global
 bf16 buffers hold ushort bit patterns, fp8 ones uchar bit patterns (fp8.py); work-group
@@ -8,12 +11,16 @@ arrays of all of them hold float.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
+
+from mlir import ir
 
 from . import ctypes_table as ct
 from . import fp8
 from .errors import error_at
-from .views import Buffer, Expr, View, atom, mul, product
+from .ir_utils import DYNAMIC, operand_segments
+from .views import Buffer, Expr, View, atom, mul, product, rank_reduction_mask
 
 
 def load_expr(emitter, buffer: Buffer, index: Expr) -> str:
@@ -54,6 +61,13 @@ def _store_stmt(emitter, buffer: Buffer, index: Expr, value: str) -> str:
     return f"{buffer.name}[{index}] = {value};"
 
 
+def value_role(buffer: Buffer, suffix: str) -> str:
+    """The name of a value read from `buffer`: `x_vec` for a vector read from `x_ptr`
+    or `x_tile`, `tile0_elem` for an element of `tile0`."""
+    base = re.sub(r"_(ptr|tile)(_\d+)?$", "", buffer.name)
+    return f"{base}_{suffix}"
+
+
 def pointer(view: View, index: Expr) -> str:
     """`buffer + index` as a pointer expression (sums parenthesized, so the
     pointer moves once by the whole index)."""
@@ -80,8 +94,8 @@ def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
     return True
 
 
-def emit_copy(emitter, op) -> None:
-    """memref.copy: async work-group copies where possible, else loops."""
+def _copy(emitter, op) -> None:
+    """memref.copy: vector loops or async work-group copies where possible, else loops."""
     src = emitter.view(op, op.operands[0])
     dst = emitter.view(op, op.operands[1])
     if src.rank != dst.rank or src.buffer.kind != dst.buffer.kind:
@@ -246,3 +260,122 @@ def _close_loops(emitter, variables: list[str]) -> None:
     for _ in variables:
         emitter.out.close()
     emitter.names.pop_scope()
+
+
+# ------------------------------------------------------------------- handlers
+
+def _mixed(emitter, static_attr: ir.Attribute, dynamic: Sequence[ir.Value]) -> list[Expr]:
+    """Static offsets/sizes/strides with the dynamic ones filled in."""
+    dynamic_values = iter(dynamic)
+    result: list[Expr] = []
+    for value in ir.DenseI64ArrayAttr(static_attr):
+        if value == DYNAMIC:
+            result.append(emitter.index_expr(next(dynamic_values)))
+        else:
+            result.append(int(value))
+    return result
+
+
+def _offsets_sizes_strides(emitter, op) -> tuple[list[Expr], list[Expr], list[Expr]]:
+    segments = operand_segments(op)
+    return (_mixed(emitter, op.attributes["static_offsets"], segments[1]),
+            _mixed(emitter, op.attributes["static_sizes"], segments[2]),
+            _mixed(emitter, op.attributes["static_strides"], segments[3]))
+
+
+def _reassociation(op) -> list[list[int]]:
+    return [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(group)]
+            for group in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+def _reinterpret_cast(emitter, op) -> None:
+    source = emitter.view(op, op.operands[0])
+    offsets, sizes, strides = _offsets_sizes_strides(emitter, op)
+    emitter.views[op.results[0]] = source.reinterpret(offsets[0], sizes, strides)
+
+
+def _subview(emitter, op) -> None:
+    source = emitter.view(op, op.operands[0])
+    offsets, sizes, strides = _offsets_sizes_strides(emitter, op)
+    # Which unit dims a rank-reducing subview drops follows from the static sizes
+    # and the result type, exactly as the verifier decides it.
+    static_sizes = [None if s == DYNAMIC else s
+                    for s in ir.DenseI64ArrayAttr(op.attributes["static_sizes"])]
+    result_shape = [None if s == DYNAMIC else s
+                    for s in ir.MemRefType(op.results[0].type).shape]
+    dropped = rank_reduction_mask(static_sizes, result_shape)
+    if dropped is None:
+        raise error_at(op, "cannot tell which dimensions this subview drops")
+    emitter.views[op.results[0]] = source.subview(offsets, sizes, strides, dropped)
+
+
+def _collapse_shape(emitter, op) -> None:
+    groups = _reassociation(op)
+    emitter.views[op.results[0]] = emitter.view(op, op.operands[0]).collapse(groups)
+
+
+def _expand_shape(emitter, op) -> None:
+    groups = _reassociation(op)
+    sizes = _mixed(emitter, op.attributes["static_output_shape"], list(op.operands)[1:])
+    emitter.views[op.results[0]] = emitter.view(op, op.operands[0]).expand(groups, sizes)
+
+
+def _memref_cast(emitter, op) -> None:
+    emitter.views[op.results[0]] = emitter.view(op, op.operands[0])
+
+
+def _extract_pointer(emitter, op) -> None:
+    """memref.extract_aligned_pointer_as_index of a global buffer: its address."""
+    view = emitter.view(op, op.operands[0])
+    if not view.buffer.is_global:
+        raise error_at(op, "the address of a __local buffer is not available")
+    emitter.define(op, op.results[0], f"(long){view.buffer.name}",
+                   role=f"{view.buffer.name}_addr")
+
+
+def _no_code(emitter, op) -> None:
+    """Ops that print nothing: allocs are hoisted, deallocs are implicit."""
+
+
+def _load(emitter, op) -> None:
+    view = emitter.view(op, op.operands[0])
+    index = view.element([emitter.index_expr(v) for v in list(op.operands)[1:]])
+    # An element of a work-group or private array is a piece of a tile, never the
+    # Python value itself (that is the tile).
+    emitter.define(op, op.results[0], load_expr(emitter, view.buffer, index),
+                   role=value_role(view.buffer, "elem"), python_name=view.buffer.is_global)
+
+
+def _store(emitter, op) -> None:
+    value = emitter.operand(op.operands[0])
+    view = emitter.view(op, op.operands[1])
+    index = view.element([emitter.index_expr(v) for v in list(op.operands)[2:]])
+    emitter.stmt(op, store_stmt(emitter, view.buffer, index, value))
+
+
+def _barrier(emitter, op) -> None:
+    if emitter.single_work_item():
+        # A one-work-item group has no one to wait for: the barrier's remaining effect
+        # is ordering this work-item's memory accesses, which is a fence. PoCL's
+        # work-group compiler can take minutes on kernels with barriers, fences it
+        # compiles as usual.
+        emitter.stmt(op, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+        return
+    emitter.stmt(op, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+
+
+HANDLERS = {
+    "memref.alloc": _no_code,
+    "memref.alloca": _no_code,
+    "memref.dealloc": _no_code,
+    "memref.reinterpret_cast": _reinterpret_cast,
+    "memref.subview": _subview,
+    "memref.collapse_shape": _collapse_shape,
+    "memref.expand_shape": _expand_shape,
+    "memref.cast": _memref_cast,
+    "memref.extract_aligned_pointer_as_index": _extract_pointer,
+    "memref.load": _load,
+    "memref.store": _store,
+    "memref.copy": _copy,
+    "gpu.barrier": _barrier,
+}

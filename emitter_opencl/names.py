@@ -126,6 +126,16 @@ def is_reserved(name: str) -> bool:
     return name in RESERVED or _RESERVED_PREFIXES.match(name) is not None
 
 
+def is_identifier(text: str) -> bool:
+    """Whether C text is a plain identifier (a variable, not an expression or literal)."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text) is not None
+
+
+def is_named(text: str) -> bool:
+    """Whether C text is a variable with a name of its own (not a numbered `v3`)."""
+    return is_identifier(text) and re.fullmatch(r"v\d+(_\d+)?", text) is None
+
+
 def sanitize(name: str) -> str:
     """A C identifier resembling `name` (Python names may hold dots, brackets...)."""
     ident = re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_")

@@ -32,6 +32,21 @@ def atom(e: Expr) -> str:
     return f"({text})"
 
 
+# Texts that bind as tightly as an operand of any binary operator, parentheses aside:
+# a call `min(a, b)`, or a cast of a name or number `(long)n`.
+_CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\(.*\))")
+_CAST_OF_NAME = re.compile(r"\((?:int|long|uint|ulong)\)[A-Za-z0-9_]+")
+
+
+def inlined_operand(text: str) -> str:
+    """An expression inlined into another, as an operand of a binary operator
+    (parenthesized unless it binds tightly already)."""
+    call = _CALL.fullmatch(text)
+    if (call and _balanced(call.group(1))) or _CAST_OF_NAME.fullmatch(text):
+        return text
+    return atom(text)
+
+
 def _balanced(text: str) -> bool:
     """True when an outer pair of parentheses (if any) encloses the whole text."""
     if not text.startswith("("):

@@ -1,30 +1,27 @@
 """The assert record of kernels with `tl.device_assert` (metadata `asserts`).
 
-Such a kernel takes one hidden `__global int*` parameter after its own (and before the
-hidden parameters of bounds-checked mode, see bounds.py): RECORD_INTS ints that the
-launcher zeroes before each launch. The first failing element writes its assert id + 1
-into word 0 and its program id into words 1-3 (triton_spirv/ttir_to_linalg/debug.py).
-After the launch a non-zero word 0 raises AssertionError naming the kernel, the Python
-line and the message of the assert.
-
-Kernel parameter order: own parameters, assert record, bounds extents, bounds record.
+Such a kernel takes one hidden `__global int*` parameter after its own: the assert
+record, which the launcher zeroes before each launch. The first failing element writes
+its assert id + 1 and its program id into it (the layout and the order of the hidden
+parameters: opencl_abi). After the launch a non-zero id raises AssertionError naming
+the kernel, the Python line and the message of the assert.
 """
 
 import os
 
 import numpy as np
 
-RECORD_INTS = 4  # triton_spirv.ttir_to_linalg.debug.ASSERT_RECORD_INTS
+from opencl_abi import ASSERT_ID, ASSERT_PROGRAM_ID, ASSERT_RECORD_INTS, AssertSite
 
 
 class AssertPlan:
     """Worked out once per launcher from the metadata; `buffer` is made on first use."""
 
     def __init__(self, asserts, kernel_name):
-        self.asserts = [tuple(entry) for entry in asserts]
+        self.asserts = [AssertSite.from_entry(entry) for entry in asserts]
         self.kernel_name = kernel_name
-        self.zeros = np.zeros(RECORD_INTS, np.int32)
-        self.record = np.zeros(RECORD_INTS, np.int32)
+        self.zeros = np.zeros(ASSERT_RECORD_INTS, np.int32)
+        self.record = np.zeros(ASSERT_RECORD_INTS, np.int32)
         self.buffer = None
         self.context = None
         self.index = None
@@ -49,15 +46,15 @@ class AssertPlan:
         cl.enqueue_copy(queue, self.record, self.buffer, is_blocking=True)
         if checks is not None and checks.recording is not None:
             checks.recording.raw_output(self.index, self.record.tobytes())
-        return self.error(self.record) if self.record[0] != 0 else None
+        return self.error(self.record) if self.record[ASSERT_ID] != 0 else None
 
     def error(self, record):
-        number = int(record[0]) - 1
-        path, line, message = self.asserts[number] if 0 <= number < len(self.asserts) \
-            else ("", 0, "unknown assert")
-        where = f"{os.path.basename(path)}:{line}" if path else "unknown location"
-        pid = ", ".join(str(int(v)) for v in record[1:4])
-        return AssertionError(f"{self.kernel_name}: {where}: {message} (program id ({pid}))")
+        number = int(record[ASSERT_ID]) - 1
+        site = self.asserts[number] if 0 <= number < len(self.asserts) \
+            else AssertSite("", 0, "unknown assert")
+        where = f"{os.path.basename(site.path)}:{site.line}" if site.path else "unknown location"
+        pid = ", ".join(str(int(v)) for v in record[ASSERT_PROGRAM_ID:ASSERT_PROGRAM_ID + 3])
+        return AssertionError(f"{self.kernel_name}: {where}: {site.message} (program id ({pid}))")
 
 
 def assert_plan(metadata, kernel_name):

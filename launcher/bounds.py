@@ -2,7 +2,8 @@
 
 Bounds-checked kernels (compiled with `bounds_check=True` or TRITON_SPIRV_BOUNDS_CHECK=1,
 see emitter_opencl/bounds.py) take hidden parameters after their own: one element count
-per global buffer, then an error record. `LaunchChecks` passes them, and after the
+per global buffer, then the bounds record (their place and the record's layout:
+opencl_abi). `LaunchChecks` passes them, and after the
 launch raises `OutOfBoundsError` naming the kernel, the argument, the offending element
 index, the buffer's size and the Python line of the access.
 
@@ -21,13 +22,12 @@ import os
 
 import numpy as np
 
+from opencl_abi import BOUNDS_COUNT, BOUNDS_RECORD_INTS, BOUNDS_SITE, BoundsSite, bounds_error_index
+
+from . import replay
 from .buffers import ArgumentProblem, host_memory_range
 from .errors import OpenCLRuntimeError
-from . import replay as _replay
-from .replay import Recording
 from .types import OPENCL_SCALAR_BYTES, pointee_type
-
-ERROR_INTS = 8  # emitter_opencl.bounds.BOUNDS_ERROR_INTS
 
 
 class OutOfBoundsError(OpenCLRuntimeError, IndexError):
@@ -53,18 +53,18 @@ class BoundsPlan:
         import pyopencl as cl
 
         self.params = list(bounds["params"])  # kernel parameter of each extent parameter
-        self.sites = list(bounds["sites"])
+        self.sites = [BoundsSite.from_dict(site) for site in bounds["sites"]]
         self.n_hidden = len(self.params) + 1
         self.first_hidden = handle.num_args - self.n_hidden
         dev = handle.device
-        self.zeros = np.zeros(ERROR_INTS, np.int32)
-        self.record = np.zeros(ERROR_INTS, np.int32)
+        self.zeros = np.zeros(BOUNDS_RECORD_INTS, np.int32)
+        self.record = np.zeros(BOUNDS_RECORD_INTS, np.int32)
         self.err_buffer = cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, size=self.zeros.nbytes)
 
 
 def needs_checks(function):
     """Whether a launch of `function` needs LaunchChecks (the fast path says no)."""
-    return function.bounds is not None or _replay._record_dir is not None
+    return function.bounds is not None or replay.record_dir is not None
 
 
 def element_bytes(decl):
@@ -96,32 +96,32 @@ class LaunchChecks:
         self.function = function
         self.queue = queue
         plan = function.bounds
-        directory = _replay.record_directory()
+        directory = replay.record_dir
         self.recording = None
         if directory and global_size is not None:
-            self.recording = Recording(directory, function.name, function.source, function.build_options,
+            self.recording = replay.Recording(directory, function.name, function.source, function.build_options,
                                        global_size, function.local_size)
         self.extents = {}  # kernel parameter -> (argument name, element count, element type)
         position = None
         try:
-            for index, position in launcher._pointer_slots:
+            for index, position in launcher.pointer_slots:
                 value = args[position]
                 address, nbytes = host_memory_range(value)
                 decl = function.arg_types[index] if index < len(function.arg_types) else "__global uchar*"
                 size = element_bytes(decl)
                 span = tensor_span_bytes(value, max(0, nbytes))
-                element = pointee_type(launcher._param_types[index])
-                self.extents[index] = (launcher._names[position], span // size, element)
+                element = pointee_type(launcher.param_type(index))
+                self.extents[index] = (launcher.argument_name(position), span // size, element)
                 if self.recording is not None:
                     self.recording.buffer(index, address, max(0, nbytes), element)
         except ArgumentProblem as problem:
-            raise launcher._argument_error(position, problem) from None
+            raise launcher.argument_error(position, problem) from None
         if self.recording is not None:
-            for index, position, code, convert in launcher._scalar_slots:
+            for index, position, code, convert in launcher.scalar_slots:
                 try:
                     self.recording.scalar(index, code, convert(args[position]))
                 except ArgumentProblem as problem:
-                    raise launcher._argument_error(position, problem) from None
+                    raise launcher.argument_error(position, problem) from None
         if plan is not None:
             self._set_hidden_args(plan)
         if self.recording is not None and not self.recording.before():
@@ -149,26 +149,24 @@ class LaunchChecks:
             if plan is not None:
                 self.recording.raw_output(plan.first_hidden + len(plan.params), plan.record.tobytes())
             self.recording.after()
-        if plan is not None and plan.record[0] != 0:
+        if plan is not None and plan.record[BOUNDS_COUNT] != 0:
             raise self._error(plan)
 
     def _error(self, plan):
         record = plan.record
-        count, site_id = int(record[0]), int(record[2])
-        index = (int(record[4]) << 32) | (int(record[3]) & 0xffffffff)
-        site = plan.sites[site_id] if 0 <= site_id < len(plan.sites) else {}
-        param = int(site.get("param", -1))
-        name, size, element = self.extents.get(param, (f"parameter {param}", "?", "?"))
-        access = site.get("access", "access")
-        path, line = site.get("path", ""), int(site.get("line", 0) or 0)
-        where = f"{os.path.basename(path)}:{line}" if path else "an unknown line"
-        text = linecache.getline(path, line).strip() if path else ""
-        message = (f"kernel '{self.function.name}': out-of-bounds {access} of argument '{name}' "
-                   f"(kernel parameter {param}) at element index {index}, but the buffer holds {size} "
+        count, site_id = int(record[BOUNDS_COUNT]), int(record[BOUNDS_SITE])
+        index = bounds_error_index(record)
+        site = plan.sites[site_id] if 0 <= site_id < len(plan.sites) else BoundsSite.from_dict({})
+        name, size, element = self.extents.get(site.param, (f"parameter {site.param}", "?", "?"))
+        where = f"{os.path.basename(site.path)}:{site.line}" if site.path else "an unknown line"
+        text = linecache.getline(site.path, site.line).strip() if site.path else ""
+        message = (f"kernel '{self.function.name}': out-of-bounds {site.access} of argument '{name}' "
+                   f"(kernel parameter {site.param}) at element index {index}, but the buffer holds {size} "
                    f"elements of {element}; at {where}" + (f": {text}" if text else "")
-                   + f" ({site.get('op', '?')}). {count} access(es) were out of bounds; each was skipped, "
+                   + f" ({site.op}). {count} access(es) were out of bounds; each was skipped, "
                    "so no memory outside the buffers was read or written.")
-        return OutOfBoundsError(message, self.function.name, name, index, size, access, path, line, count)
+        return OutOfBoundsError(message, self.function.name, name, index, size, site.access, site.path,
+                                site.line, count)
 
 
 def begin_checks(launcher, function, queue, global_size, args):

@@ -37,7 +37,8 @@ def host_memory_range(value):
     object with `data_ptr()` (sized by its torch storage, `nbytes`, `numel()` and
     `element_size()`, or the tensor it wraps as `base`, like Triton's TensorWrapper
     from `triton.reinterpret`), a raw address (int), and None or a `data_ptr()` of 0
-    as a null pointer (an empty range: the kernel gets a placeholder buffer).
+    as a null pointer (an empty range: the kernel gets a placeholder buffer). Also
+    C-contiguous numpy arrays (what the HLO runtime passes).
     """
     if type(value) is _Tensor and value.is_cpu:
         storage = value.untyped_storage()
@@ -52,6 +53,9 @@ def _checked_host_memory_range(value):
         _Tensor = sys.modules["torch"].Tensor
     if value is None:
         return 0, 0
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        return _array_memory_range(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return value, _bytes_mapped_from(value)
     device = getattr(value, "device", None)
@@ -67,6 +71,14 @@ def _checked_host_memory_range(value):
     if address == 0:
         return 0, 0
     return address, _bytes_reachable_from(value, address)
+
+
+def _array_memory_range(array):
+    """A numpy array's memory, which must be one block in element order."""
+    if not array.flags.c_contiguous:
+        raise ArgumentProblem(f"is a numpy array of shape {array.shape} that is not C-contiguous; "
+                              "pass numpy.ascontiguousarray(...) of it")
+    return (array.ctypes.data, array.nbytes) if array.nbytes else (0, 0)
 
 
 def _bytes_reachable_from(value, address):

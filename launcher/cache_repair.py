@@ -2,55 +2,61 @@
 
 Triton's file cache hands back whatever bytes are on disk: a truncated or overwritten
 `.clbin` reaches `load_binary` as is. The clbin stage's input, the OpenCL C source, is
-in the same cache entry (`CompiledKernel.asm["cl"]`) together with the launch facts in
-the metadata, so the artefact can be packed again from them; the rebuilt bytes replace
-the bad file, so later processes load it normally.
+in the same cache entry (`<name>.cl`) together with the launch facts in the metadata
+(`<name>.json`), so the artefact can be packed again from them; the rebuilt bytes
+replace the bad file, so later processes load it normally.
+
+Triton gives `load_binary` only the kernel's name and bytes. Just before each load it
+calls its `kernel_load_start_hook` with the cache entry's files; the driver passes them
+on to `expect_load` (triton_spirv/driver.py), and `load_binary` takes them back with
+`take_expected`.
 """
 
-import inspect
+import json
 import os
+import threading
 import warnings
 
 from .clbin import pack_clbin, unpack_clbin
 from .errors import ClbinFormatError
 
-
-def _calling_compiled_kernel(max_depth=8):
-    """The CompiledKernel whose _init_handles called load_binary, if any."""
-    frame = inspect.currentframe()
-    try:
-        for _ in range(max_depth):
-            frame = frame.f_back
-            if frame is None:
-                return None
-            candidate = frame.f_locals.get("self")
-            if type(candidate).__name__ == "CompiledKernel" and hasattr(candidate, "asm"):
-                return candidate
-    finally:
-        del frame
-    return None
+# The cache entry of the load about to happen in this thread: (kernel name, files).
+_expected = threading.local()
 
 
-def rebuild_clbin(name, error):
-    """The unpacked clbin rebuilt from the kernel's OpenCL C source; re-raises `error`
-    (with what to do) when there is nothing to rebuild from."""
-    compiled = _calling_compiled_kernel()
-    source = None
-    if compiled is not None:
-        try:
-            source = compiled.asm.get("cl")
-        except Exception:
-            source = None
-    if not isinstance(source, str) or "__kernel" not in source:
+def expect_load(name, files):
+    """The next load of kernel `name` in this thread comes from the cache entry whose
+    files are `files` (file name -> path, Triton's metadata group)."""
+    _expected.entry = (name, dict(files or {}))
+
+
+def take_expected(name):
+    """The files `expect_load` announced for kernel `name`, or None; forgets them, so
+    that a later load never sees another load's entry."""
+    entry, _expected.entry = getattr(_expected, "entry", None), None
+    return entry[1] if entry is not None and entry[0] == name else None
+
+
+def rebuild_clbin(name, error, files):
+    """The unpacked clbin rebuilt from the kernel's OpenCL C source in its cache entry
+    (`files`, from take_expected); re-raises `error` (with what to do) when there is
+    nothing to rebuild from."""
+    source = _read(_file_with_suffix(files, ".cl"))
+    metadata = _read(_file_with_suffix(files, ".json"))
+    if not isinstance(source, str) or "__kernel" not in source or metadata is None:
         raise ClbinFormatError(f"the compiled kernel '{name}' is corrupted ({error}) and its OpenCL C source is "
                                "not at hand to rebuild it; delete its entry in the Triton cache "
                                "(TRITON_CACHE_DIR, default ~/.triton/cache) to recompile") from None
-    metadata = compiled.metadata
-    bounds = getattr(metadata, "bounds", None)
-    data = pack_clbin(getattr(metadata, "name", name), source, list(metadata.arg_types),
-                      local_size=tuple(metadata.local_size), local_mem_bytes=int(metadata.shared),
-                      bounds=dict(bounds) if bounds else None)
-    path = _clbin_path(compiled)
+    try:
+        metadata = json.loads(metadata)
+        data = pack_clbin(metadata.get("name", name), source, list(metadata["arg_types"]),
+                          local_size=tuple(metadata["local_size"]), local_mem_bytes=int(metadata["shared"]),
+                          bounds=metadata.get("bounds"))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ClbinFormatError(f"the compiled kernel '{name}' is corrupted ({error}) and so is its metadata "
+                               f"({type(exc).__name__}: {exc}); delete its entry in the Triton cache "
+                               "(TRITON_CACHE_DIR, default ~/.triton/cache) to recompile") from None
+    path = _file_with_suffix(files, ".clbin")
     if path:
         tmp = f"{path}.tmp.{os.getpid()}"
         with open(tmp, "wb") as f:
@@ -58,12 +64,18 @@ def rebuild_clbin(name, error):
         os.replace(tmp, path)
     warnings.warn(f"the cached binary of kernel '{name}' was corrupted ({error}); rebuilt it from its "
                   f"OpenCL C source" + (f" and rewrote {path}" if path else ""), RuntimeWarning, stacklevel=3)
-    compiled.kernel = data
     return unpack_clbin(data)
 
 
-def _clbin_path(compiled):
-    for key, path in (getattr(compiled, "metadata_group", None) or {}).items():
-        if key.endswith(".clbin"):
-            return path
-    return None
+def _file_with_suffix(files, suffix):
+    return next((path for key, path in (files or {}).items() if key.endswith(suffix)), None)
+
+
+def _read(path):
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -69,19 +69,33 @@ def unpack_clbin(data):
         if not isinstance(document.get(key), str):
             raise ClbinFormatError(f"clbin field {key!r} must be a string")
     binary = document.get("binary")
+    return clbin_fields(
+        document["name"], document["source"], document.get("arg_types") or [],
+        local_size=document.get("local_size") or (1, 1, 1),
+        local_mem_bytes=document.get("local_mem_bytes") or 0,
+        binary=base64.b64decode(binary) if binary else None, device=document.get("device"),
+        build_options=document.get("build_options") or (), bounds=document.get("bounds"),
+        spirv=base64.b64decode(document["spirv"]) if document.get("spirv") else None,
+        program=document.get("program") or "auto")
+
+
+def clbin_fields(name, source, arg_types, local_size=(1, 1, 1), local_mem_bytes=0, binary=None, device=None,
+                 build_options=(), bounds=None, spirv=None, program="auto"):
+    """One kernel as the loader takes it (launch.load_kernel): what `unpack_clbin` gives,
+    made from its parts without a document (kernels.py). `binary` and `spirv` are bytes."""
     return {
         "format": CLBIN_FORMAT,
-        "name": document["name"],
-        "source": document["source"],
-        "binary": base64.b64decode(binary) if binary else None,
-        "device": document.get("device"),
-        "arg_types": list(document.get("arg_types") or []),
-        "local_size": _normalise_local_size(document.get("local_size") or (1, 1, 1)),
-        "local_mem_bytes": int(document.get("local_mem_bytes") or 0),
-        "build_options": tuple(document.get("build_options") or ()),
-        "bounds": _bounds_field(document.get("bounds")),
-        "spirv": base64.b64decode(document["spirv"]) if document.get("spirv") else None,
-        "program": str(document.get("program") or "auto"),
+        "name": name,
+        "source": source,
+        "binary": binary,
+        "device": device,
+        "arg_types": list(arg_types),
+        "local_size": _normalise_local_size(local_size),
+        "local_mem_bytes": int(local_mem_bytes),
+        "build_options": tuple(build_options),
+        "bounds": _bounds_field(bounds),
+        "spirv": spirv,
+        "program": str(program),
     }
 
 

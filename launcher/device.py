@@ -39,8 +39,9 @@ INSTALL_HINT = (
 )
 
 # Copies each byte plus one. Run at an odd host address so that a device which
-# only works on aligned host pointers is not mistaken for a zero-copy one.
-_PROBE_SOURCE = """
+# only works on aligned host pointers is not mistaken for a zero-copy one. The devices
+# report (devices_report.py) builds it too, to ask for the sub-group width.
+PROBE_SOURCE = """
 __kernel void triton_opencl_probe(__global const uchar* src, __global uchar* dst) {
     size_t i = get_global_id(0);
     dst[i] = (uchar)(src[i] + 1);
@@ -165,19 +166,20 @@ def reset_device_cache():
 
 def select_device(spec=None):
     """Choose a device without caching: `spec` as in TRITON_OPENCL_DEVICE, or None."""
-    cl = _import_pyopencl()
-    platforms, found, errors = _list_devices(cl)
+    cl = import_pyopencl()
+    platforms, found, errors = list_devices(cl)
     candidates = _best_matches_first(spec, found) if spec else found
     for platform_index, device_index, platform, device in candidates:
         try:
-            return _open_device(cl, platform_index, device_index, platform, device)
+            return open_device(cl, platform_index, device_index, platform, device)
         except Exception as exc:  # any failure means: try the next device
             errors.append(f"{platform_index}:{device_index} {platform.name.strip()} / "
                           f"{device.name.strip()}: {type(exc).__name__}: {exc}")
     raise NoOpenCLDeviceError(_no_device_message(spec, platforms, found, candidates, errors))
 
 
-def _import_pyopencl():
+def import_pyopencl():
+    """The pyopencl module; NoOpenCLDeviceError with install hints when it cannot load."""
     try:
         import pyopencl
     except Exception as exc:  # ImportError, or a broken native library
@@ -185,7 +187,7 @@ def _import_pyopencl():
     return pyopencl
 
 
-def _list_devices(cl):
+def list_devices(cl):
     """All (platform index, device index, platform, device), plus what went wrong."""
     errors = []
     try:
@@ -266,7 +268,9 @@ def _no_device_message(spec, platforms, found, candidates, errors):
 # Opening a device: context, queue and the probe
 # ----------------------------------------------------------------------------
 
-def _open_device(cl, platform_index, device_index, platform, device):
+def open_device(cl, platform_index, device_index, platform, device):
+    """An OpenCLDevice for `device`: its context and queue, probed for zero-copy; raises
+    whatever the driver raises when the device does not work."""
     context = cl.Context([device])
     if profiling_enabled():  # TRITON_SPIRV_PROFILE=1 (profile.py); otherwise no property
         queue = cl.CommandQueue(context, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
@@ -291,7 +295,7 @@ def _probe(cl, context, queue, identity):
             return _run_probe(cl, context, queue, build_quietly(cl.Program(context, context.devices, [binary])))
         except Exception:
             pass  # decided by the source below
-    program = build_quietly(cl.Program(context, _PROBE_SOURCE))
+    program = build_quietly(cl.Program(context, PROBE_SOURCE))
     zero_copy = _run_probe(cl, context, queue, program)
     _store_probe_binary(cl, identity, program)
     return zero_copy
@@ -309,7 +313,7 @@ def _probe_binary_path(identity):
     """Where the probe's binary for this device and driver is kept (None: nowhere)."""
     from .file_memo import cache_file_path
 
-    key = hashlib.sha256(f"{identity}\0{_PROBE_SOURCE}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    key = hashlib.sha256(f"{identity}\0{PROBE_SOURCE}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return cache_file_path(f"probe-{key}.bin")
 
 

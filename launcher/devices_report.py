@@ -71,7 +71,7 @@ def _sub_group_width(cl, opened):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            program = build_quietly(cl.Program(opened.context, _device._PROBE_SOURCE))
+            program = build_quietly(cl.Program(opened.context, _device.PROBE_SOURCE))
         kernel = cl.Kernel(program, "triton_opencl_probe")
         return int(kernel.get_sub_group_info(
             opened.device, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, (256,)))
@@ -81,8 +81,8 @@ def _sub_group_width(cl, opened):
 
 def probe_devices(spec=None) -> list:
     """A DeviceEntry per device of every platform, each opened and probed."""
-    cl = _device._import_pyopencl()
-    _platforms, found, _errors = _device._list_devices(cl)
+    cl = _device.import_pyopencl()
+    _platforms, found, _errors = _device.list_devices(cl)
     entries = []
     for candidate in found:
         p_index, d_index, platform, device = candidate
@@ -92,7 +92,7 @@ def probe_devices(spec=None) -> list:
         try:
             with warnings.catch_warnings():  # pyopencl's notes about compiler output
                 warnings.simplefilter("ignore")
-                opened = _device._open_device(cl, p_index, d_index, platform, device)
+                opened = _device.open_device(cl, p_index, d_index, platform, device)
             entry.usable = True
             entry.probe = "ok (zero-copy)" if opened.zero_copy else "ok (arguments copied in and out)"
             width = _sub_group_width(cl, opened)

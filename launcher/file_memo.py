@@ -18,6 +18,7 @@ not trusted, as git does with "racily clean" entries).
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import time
 
@@ -75,13 +76,16 @@ def files_under(directory, suffix=""):
 
 
 def cache_directory():
-    """Triton's cache directory (TRITON_CACHE_DIR or ~/.triton/cache), or None."""
-    try:
-        from triton import knobs
-
-        return knobs.cache.dir or None
-    except Exception:  # Triton absent or half-loaded: its default place
-        return os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
+    """Triton's cache directory (TRITON_CACHE_DIR or ~/.triton/cache), or None. Triton's
+    setting when Triton is loaded; the launcher does not load it (the HLO frontend runs
+    without Triton)."""
+    knobs = getattr(sys.modules.get("triton"), "knobs", None)
+    if knobs is not None:
+        try:
+            return knobs.cache.dir or None
+        except Exception:  # Triton half-loaded: its default place
+            pass
+    return os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
 
 
 def cache_file_path(filename):

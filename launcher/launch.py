@@ -31,7 +31,7 @@ from .buffers import ArgumentProblem, check_no_overlap, host_memory_range
 from .clbin import unpack_clbin
 from .descriptors import descriptor_param_names, descriptor_param_types, descriptor_values, is_descriptor_type
 from .device import get_device
-from .cache_repair import rebuild_clbin
+from .cache_repair import rebuild_clbin, take_expected
 from .errors import ClbinFormatError, GridError, KernelArgumentError, OpenCLBuildError
 from .il import log_fallback_once
 from .profile import profiled_launch_calls, profiling_enabled
@@ -98,11 +98,19 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     """
     if device not in (0, None):
         raise ValueError(f"OpenCL device index {device} does not exist: the backend runs on one device, index 0")
-    dev = get_device()
+    cache_entry = take_expected(name)  # the files of the cache entry it comes from, if known
     try:
         clbin = unpack_clbin(kernel_bytes)
     except ClbinFormatError as exc:  # a corrupted cache entry: rebuilt from its source
-        clbin = rebuild_clbin(name, exc)
+        clbin = rebuild_clbin(name, exc, cache_entry)
+    handle = load_kernel(clbin, name, shared)
+    return handle.program, handle, reported_regs(handle.private_mem_bytes), 0, handle.work_group_size
+
+
+def load_kernel(clbin, name=None, shared=0):
+    """The KernelHandle of an unpacked clbin (clbin.clbin_fields) on the current device,
+    checked against the device's limits (`shared`: local memory Triton asks for)."""
+    dev = get_device()
     kernel_name = clbin["name"] or name
     program = _program_of(dev, clbin, kernel_name)
     handle = KernelHandle(kernel_name, _create_kernel(program, kernel_name), program, dev,
@@ -111,7 +119,7 @@ def load_binary(name, kernel_bytes, shared=0, device=0):
     _check_resources(handle, max(int(shared or 0), handle.local_mem_bytes))
     if clbin["bounds"] is not None:
         handle.bounds = BoundsPlan(clbin["bounds"], handle)
-    return program, handle, reported_regs(handle.private_mem_bytes), 0, handle.work_group_size
+    return handle
 
 
 def _program_of(dev, clbin, kernel_name):
@@ -291,13 +299,26 @@ def _choose_arg_setter():
 # ----------------------------------------------------------------------------
 
 class OpenCLLauncher:
-    """Triton's `launcher_cls` for OpenCL: `launcher(src, metadata)(grid..., *args)`."""
+    """Triton's `launcher_cls` for OpenCL: `launcher(src, metadata)(grid..., *args)`.
+    Other frontends make one with `for_parameters` (kernels.py)."""
 
     def __init__(self, src, metadata):
+        name = getattr(metadata, "name", None) or getattr(src, "name", None) or "<kernel>"
+        self._setup(name, list(src.signature.values()), _argument_names(src), metadata)
+
+    @classmethod
+    def for_parameters(cls, name, params, metadata):
+        """A launcher for kernel `name` whose own parameters are `params`, (name, type)
+        pairs with Triton's type names ("*fp32", "i64", ...); `metadata` (a dict) as the
+        compiled kernel's, e.g. its `asserts`."""
+        launcher = cls.__new__(cls)
+        launcher._setup(name, [ty for _, ty in params], [n for n, _ in params], metadata)
+        return launcher
+
+    def _setup(self, kernel_name, types, names, metadata):
         import pyopencl as cl
 
-        self.kernel_name = getattr(metadata, "name", None) or getattr(src, "name", None) or "<kernel>"
-        types = list(src.signature.values())
+        self.kernel_name = kernel_name
         self._types = types
         self._n_args = len(types)
         # Tuples and descriptors stand for several kernel parameters each.
@@ -308,7 +329,7 @@ class OpenCLLauncher:
         self._assert_index = None  # its kernel parameter index, set by _bind
         # tt.int_to_ptr: hidden host-memory buffers before the assert record (flat_memory.py).
         self._flat = flat_memory_plan(metadata, self.kernel_name)
-        self._plan_arguments(types, _argument_names(src))
+        self._plan_arguments(types, names)
         self._set_args = _choose_arg_setter()
         self._enqueue = cl.enqueue_nd_range_kernel
         if profiling_enabled():  # TRITON_SPIRV_PROFILE=1: record every launch's event
@@ -348,6 +369,26 @@ class OpenCLLauncher:
             self._param_types.append(ty)
         self._positions = {position: index for index, position, *_ in self._pointer_slots + self._scalar_slots}
 
+    # -- the argument plan as bounds checks and recordings read it (bounds.py) --
+
+    @property
+    def pointer_slots(self):
+        """(kernel parameter index, flattened position) of each pointer argument."""
+        return self._pointer_slots
+
+    @property
+    def scalar_slots(self):
+        """(kernel parameter index, flattened position, pack code, converter) of each scalar."""
+        return self._scalar_slots
+
+    def argument_name(self, position):
+        """The name of the flattened argument at `position`, for messages."""
+        return self._names[position]
+
+    def param_type(self, index):
+        """The Triton type of kernel parameter `index` ("*fp32", "i32", ...)."""
+        return self._param_types[index]
+
     # -- the call ------------------------------------------------------------
 
     def __call__(self, gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata,
@@ -356,7 +397,7 @@ class OpenCLLauncher:
             self._bind(function)
         global_size = self._global_size(function, gridX, gridY, gridZ)
         queue = stream if type(stream) is self._command_queue_type else function.queue
-        if self._plain and len(args) == self._n_args and _replay._record_dir is None:
+        if self._plain and len(args) == self._n_args and _replay.record_dir is None:
             # Only the arguments to pass (see _bind): the common case, kept short.
             with function.lock:
                 self._launch_zero_copy(function, queue, global_size, args, launch_metadata,
@@ -432,7 +473,7 @@ class OpenCLLauncher:
                     self._tensor_type = _torch_tensor_type()
                 buffer_args += (index, buffer)
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         return tuple(buffer_args)
 
     def _launch_copying(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
@@ -442,7 +483,7 @@ class OpenCLLauncher:
             for index, position in self._pointer_slots:
                 ranges.append(host_memory_range(args[position]))
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         scalar_args = self._scalar_args(args)
         check_no_overlap(ranges, self.kernel_name, [self._names[p] for _, p in self._pointer_slots])
         staged, buffer_args = {}, []
@@ -475,7 +516,7 @@ class OpenCLLauncher:
             for index, position, code, convert in self._scalar_slots:
                 packed += (index, code, convert(args[position]))
         except ArgumentProblem as problem:
-            raise self._argument_error(position, problem) from None
+            raise self.argument_error(position, problem) from None
         return tuple(packed)
 
     def _flattened(self, args):
@@ -489,7 +530,8 @@ class OpenCLLauncher:
             raise KernelArgumentError(
                 f"a tuple or descriptor argument of kernel '{self.kernel_name}' {problem}") from None
 
-    def _argument_error(self, position, problem):
+    def argument_error(self, position, problem):
+        """The KernelArgumentError for the flattened argument at `position`."""
         name = self._names[position] if position is not None else "?"
         ty = self._param_types[self._positions[position]] if position in self._positions else "?"
         return KernelArgumentError(

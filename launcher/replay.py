@@ -77,21 +77,18 @@ _counter_lock = threading.Lock()
 # Recording (called by the launcher)
 # ----------------------------------------------------------------------------
 
-# Read once (a launch must not pay for an environment lookup); `recording()` changes it.
-_record_dir = os.environ.get(RECORD_ENV_VAR) or None
-
-
-def record_directory():
-    """The directory launches are recorded into, or None (the common case)."""
-    return _record_dir
+# The directory launches are recorded into, or None (the common case). Read once (a
+# launch must not pay for an environment lookup); `set_record_directory` changes it. A
+# plain module attribute, because every launch reads it (launch.py, bounds.py).
+record_dir = os.environ.get(RECORD_ENV_VAR) or None
 
 
 def set_record_directory(directory):
     """Record launches into `directory` from now on (None: stop); also for child processes."""
-    global _record_dir
-    _record_dir = str(directory) if directory else None
-    if _record_dir:
-        os.environ[RECORD_ENV_VAR] = _record_dir
+    global record_dir
+    record_dir = str(directory) if directory else None
+    if record_dir:
+        os.environ[RECORD_ENV_VAR] = record_dir
     else:
         os.environ.pop(RECORD_ENV_VAR, None)
 
@@ -103,7 +100,7 @@ class recording:
         self.directory = directory
 
     def __enter__(self):
-        self.previous = _record_dir
+        self.previous = record_dir
         set_record_directory(self.directory)
         return self.directory
 

@@ -6,6 +6,7 @@ and its limit.
 """
 
 import re
+import sys
 
 from .errors import GridError
 
@@ -56,11 +57,15 @@ def check_local_memory(name, source, local_mem_bytes, device):
 
 
 def limit_error(required, limit, what, name, source, local_size, device, tiles=None):
-    """Triton's OutOfResources when Triton is there, else GridError."""
+    """Triton's OutOfResources when Triton is loaded (its autotuner skips a config on
+    it), else GridError: the launcher does not load Triton itself (the HLO frontend runs
+    without it)."""
     message = describe(required, limit, what, name, source, local_size, device, tiles)
+    if "triton" not in sys.modules:
+        return GridError(message)
     try:
         from triton.runtime.errors import OutOfResources
-    except ImportError:  # the launcher also works without Triton
+    except ImportError:  # Triton half-loaded
         return GridError(message)
 
     class DeviceLimitExceeded(OutOfResources):

@@ -50,4 +50,9 @@ if [ "${WITH_INTEL_OPENCL:-0}" = 1 ]; then
   if [ ! -e "$intel_lib" ]; then echo "intel-opencl-rt installed no $intel_lib" >&2; exit 1; fi
   $SUDO mkdir -p /etc/OpenCL/vendors
   echo "$intel_lib" | $SUDO tee /etc/OpenCL/vendors/intel-cpu.icd >/dev/null
+  # spirv-val checks every SPIR-V module the tests build for this device (tests/test_spirv.py).
+  if ! command -v spirv-val >/dev/null && command -v apt-get >/dev/null; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends spirv-tools
+  fi
 fi

@@ -113,7 +113,7 @@ module {
     %1 = arith.index_cast %arg3 : i32 to index
     %2 = arith.subi %1, %0 : index
     %3 = arith.maxsi %2, %c0 : index
-    %4 = arith.minsi %3, %c1024 : index loc("mask"("/src/kernel.py":9:40))
+    %4 = arith.minsi %3, %c1024 : index loc("extent"("/src/kernel.py":9:40))
     %reinterpret_cast = memref.reinterpret_cast %arg0 to offset: [%0], sizes: [1024], strides: [1] : memref<?xf32> to memref<1024xf32, strided<[1], offset: ?>>
     %alloc = memref.alloc() : memref<1024xf32> loc("x"(#x))
     %subview = memref.subview %reinterpret_cast[0] [%4] [1] : memref<1024xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
@@ -157,9 +157,55 @@ def test_vector_add_source_shape():
     assert "restrict" not in src  # in-place kernels (x is out) are legal in Triton
     assert "__global float* y_ptr" in src  # "y.ptr" sanitized
     assert "long offs = pid * 1024;" in src
-    assert "long mask = " in src
+    # the mask's extent, its steps inlined (integer values used once)
+    assert "long extent = min(max(((long)n_elements - offs), 0L), 1024L);" in src
     assert "(kernel.py:9)" in src  # source comments, one per line group
     assert src.count("(kernel.py:9)") == 1
+
+
+ROLES = """
+#l = loc("/src/kernel.py":5:3)
+#m = loc("/src/kernel.py":6:3)
+#k = loc("/src/kernel.py":7:3)
+module {
+  func.func @roles(%arg0: memref<?xf32>, %arg1: i32, %arg2: f32) attributes {opencl.arg_names = ["x_ptr", "n", "s"]} {
+    %c0 = arith.constant 0 : index
+    %c5 = arith.constant 5 : index
+    %0 = arith.index_cast %arg1 : i32 to index loc("mask"(#l))
+    %1 = arith.subi %0, %c5 : index loc("mask"(#l))
+    %2 = arith.maxsi %1, %c0 : index loc("mask"(#l))
+    %3 = vector.load %arg0[%2] : memref<?xf32>, vector<4xf32> loc("y"(#m))
+    %4 = vector.broadcast %arg2 : f32 to vector<4xf32> loc("y"(#m))
+    %5 = arith.mulf %3, %4 : vector<4xf32> loc("y"(#m))
+    vector.store %5, %arg0[%2] : memref<?xf32>, vector<4xf32> loc("y"(#m))
+    %alloc = memref.alloc() : memref<8xf32> loc("b"(#k))
+    %6 = arith.addi %2, %c5 : index loc("a"(#k))
+    memref.store %arg2, %alloc[%6] : memref<8xf32> loc("a"(#k))
+    %7 = memref.load %alloc[%c5] : memref<8xf32> loc("a"(#k))
+    memref.store %7, %arg0[%c0] : memref<?xf32> loc("a"(#k))
+    return
+  }
+}
+"""
+
+
+def test_values_carry_a_python_name_only_when_they_are_that_value():
+    """Every op of a statement carries its NameLoc; only the op whose result the
+    statement assigned gets the name, the others are named by their role."""
+    lines = [line.strip() for line in emit(ROLES).source.splitlines()]
+    # The cast of `n` and `n - 5` are steps towards `mask`: inlined, not `mask`, `mask_1`.
+    assert "long mask = max(((long)n - 5), 0L);" in lines
+    # A vector load is a slice of a buffer, a splat repeats a scalar: neither is `y`.
+    assert "float4 x_vec = vload4(0, x_ptr + mask);" in lines
+    assert "float4 s_splat = (float4)(s);" in lines
+    assert "float4 y = x_vec * s_splat;" in lines
+    # The tile is named after what its writers compute (its alloc says `b`); the index
+    # computed on the way to the store is not `a`, nor is one element of the tile.
+    assert "__local float a_tile[8];" in lines
+    assert "a_tile[(mask + 5)] = s;" in lines
+    assert "float a_elem = a_tile[5];" in lines
+    assert not any(line.startswith(("long a ", "float a ", "long mask_", "float4 y_"))
+                   for line in lines)
 
 
 def test_local_tiles_name_their_shape_bytes_and_source_line():

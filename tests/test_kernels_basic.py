@@ -199,3 +199,26 @@ def test_generated_cl_copies_tiles_with_vectors():
     assert "__kernel void add_kernel" in source
     for stage in ("ttir", "linalg", "memref", "cl"):
         assert compiled.asm[stage], stage
+
+
+def test_generated_cl_names_values_by_role():
+    """A C variable carries a Python name only when it is that Python value: the mask's
+    bound, the loads' extent, the slices of the loops and the addresses that the
+    direct path compares are named by their role."""
+    x, y = torch.rand(5000), torch.rand(5000)
+    out = torch.empty_like(x)
+    compiled = add_kernel[(triton.cdiv(5000, 1024),)](x, y, out, 5000, BLOCK=1024)
+    lines = [line.strip() for line in compiled.asm["cl"].splitlines()]
+    assert "int pid = (int)pid_x;" in lines
+    assert "long mask_bound = (long)n - offs;" in lines
+    assert "long extent = min(max(mask_bound, 0L), 1024L);" in lines
+    assert "bool is_partial = extent != 1024;" in lines
+    assert "float16 x_vec = vload16(0, x_ptr + (offs + i));" in lines
+    assert "float16 y_vec = vload16(0, y_ptr + (offs + i));" in lines
+    assert "long x_ptr_start = x_ptr_addr + start_bytes;" in lines
+    assert "long out_ptr_end = out_ptr_addr + end_bytes;" in lines
+    # Before: `long mask = (long)n;`, `long x = max(mask_1, 0L);`, `float16 x = vload16(...)`.
+    assert not any(line.startswith(("long mask ", "long x ", "bool x ", "float16 x "))
+                   for line in lines)
+    assert not any("_ptr_block" in line for line in lines)
+    torch.testing.assert_close(out, x + y)

@@ -12,7 +12,7 @@ import torch
 
 import triton
 
-from launcher import ClbinFormatError, unpack_clbin
+from launcher import ClbinFormatError, OpenCLLauncher, unpack_clbin
 from reliability_kernels import run_add, run_gather, run_reductions, run_softmax
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -150,3 +150,33 @@ def test_garbage_device_binary_falls_back_to_the_source(cached_entry):
         json.dump(document, f)
     launcher.get_device().programs.clear()  # so that the binary is tried again
     _run_cached()
+
+
+def test_a_corrupted_binary_is_rebuilt_only_from_the_cache_entry_announced_for_it(tmp_path):
+    """The loader takes the files Triton's kernel_load_start_hook named for this kernel;
+    an announcement for another kernel, or none, leaves nothing to rebuild from."""
+    import json
+    import numpy as np
+    from launcher import load_binary
+    from launcher.cache_repair import expect_load
+    source = ("__kernel void twice(__global const float* x, __global float* out) {\n"
+              "  out[get_global_id(0)] = 2.0f * x[get_global_id(0)];\n}\n")
+    files = {"twice.cl": tmp_path / "twice.cl", "twice.json": tmp_path / "twice.json",
+             "twice.clbin": tmp_path / "twice.clbin"}
+    files["twice.cl"].write_text(source)
+    files["twice.json"].write_text(json.dumps({"name": "twice", "arg_types": ["__global float*"] * 2,
+                                               "local_size": [1, 1, 1], "shared": 0}))
+    files["twice.clbin"].write_bytes(b"garbage")
+    for announced in (None, "other_kernel"):
+        if announced:
+            expect_load(announced, {k: str(v) for k, v in files.items()})
+        with pytest.raises(ClbinFormatError, match="not at hand to rebuild it"):
+            load_binary("twice", b"garbage")
+    expect_load("twice", {k: str(v) for k, v in files.items()})
+    with pytest.warns(RuntimeWarning, match="was corrupted.*rebuilt it"):
+        _module, handle, *_ = load_binary("twice", b"garbage")
+    assert unpack_clbin(files["twice.clbin"].read_bytes())["source"] == source
+    x, out = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    run = OpenCLLauncher.for_parameters("twice", [("x", "*fp32"), ("out", "*fp32")], {})
+    run(8, 1, 1, None, handle, None, None, None, None, x, out)
+    np.testing.assert_array_equal(out, 2 * x)

@@ -91,7 +91,7 @@ class OpenCLOptions:
 
 # The packages whose Python sources make up the compiler and runtime.
 _SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SOURCE_PACKAGES = ("triton_spirv", "emitter_opencl", "launcher")
+_SOURCE_PACKAGES = ("triton_spirv", "emitter_opencl", "launcher", "opencl_abi")
 
 
 def _source_files():

@@ -13,6 +13,7 @@ from triton.backends.driver import DriverBase
 # Submodules by name: this works even where `launcher` resolves as a namespace
 # package (an editable install made before launcher/__init__.py existed).
 from launcher import device_interface
+from launcher.cache_repair import expect_load
 from launcher.device import get_device
 from launcher.launch import OpenCLLauncher, load_binary, unload_module
 from launcher.types import opencl_type_of
@@ -62,6 +63,12 @@ class OpenCLUtils:
             raise ValueError(f"printf buffer size must be a positive int, got {size_bytes!r}")
 
 
+def announce_cache_entry(module, function, name, metadata_group, hash):
+    """Triton's kernel_load_start_hook: tells the launcher which cache entry the kernel
+    it loads next comes from (launcher/cache_repair.py)."""
+    expect_load(name, metadata_group)
+
+
 class OpenCLDriver(DriverBase):
     """Runs Triton kernels on the OpenCL device chosen by `get_device()`."""
 
@@ -70,6 +77,9 @@ class OpenCLDriver(DriverBase):
         self.utils = OpenCLUtils()
         self.launcher_cls = OpenCLLauncher
         _install_cudagraph_fallback()
+        # A corrupted cached binary is rebuilt from the source in its cache entry.
+        from triton import knobs  # loaded by now (Triton imports this module half way)
+        knobs.runtime.kernel_load_start_hook.add(announce_cache_entry)
 
     @classmethod
     def is_active(cls):

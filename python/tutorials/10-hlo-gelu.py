@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from triton_spirv.hlo import read_hlo
-from triton_spirv.hlo.runtime import ModuleRunner, _HostArray, to_storage
+from triton_spirv.hlo.runtime import ModuleRunner, to_storage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEED = os.path.join(HERE, "..", "..", "tests", "hlo", "seed_gelu.hlo")
@@ -54,8 +54,7 @@ def main():
     element = fusion.computation.root.shape.element
     x_storage = to_storage(x, element)
     y_storage = np.empty(x.size, dtype=x_storage.dtype)
-    buffers = [_HostArray(x_storage), _HostArray(y_storage)]
-    ours = median_seconds(lambda: runner._launch(kernel, buffers))
+    ours = median_seconds(lambda: runner.launch(kernel, [x_storage, y_storage]))
     nbytes = x_storage.nbytes * 2
     print(f"OpenCL (HLO frontend) GELU {args.dtype}[6,512,4096]: {ours * 1e3:.2f} ms "
           f"({nbytes / ours / 1e9:.1f} GB/s)")

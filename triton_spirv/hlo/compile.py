@@ -47,8 +47,7 @@ class CompiledKernel:
     spirv: bytes | None = None        # the SPIR-V module (`spv`), when the device gets one
     spvasm: str = ""                  # the same as spirv-dialect MLIR
     program: str = "auto"             # the program mode it was compiled for (launcher/il.py)
-    _handle: object = None
-    _launcher: object = None
+    loaded: object = None             # the launcher's LoadedKernel, made on first launch (runtime.py)
 
 
 @dataclass

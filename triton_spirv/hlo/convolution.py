@@ -111,7 +111,7 @@ def check_convolution(instr) -> tuple[ConvDims, dict, int, int]:
 
 def emit_convolution(em, instr, indices):
     """One output element: the window x group-features loop nest."""
-    from .elemental import (_loop_nest, apply_expr, convert_value, if_else, scalar_constant,
+    from .elemental import (loop_nest, apply_expr, convert_value, if_else, scalar_constant,
                             window_input_positions)
     lhs, rhs = instr.operands
     dims, window, groups, batch_groups = check_convolution(instr)
@@ -158,7 +158,7 @@ def emit_convolution(em, instr, indices):
                            lambda: list(accs))
         return em.in_region(step)
     zero = scalar_constant(out_et, 0)
-    return _loop_nest(list(window["size"]) + [per_group], [zero], body)
+    return loop_nest(list(window["size"]) + [per_group], [zero], body)
 
 
 def named(name: str):

@@ -723,7 +723,7 @@ class Elemental:
 # ---------------------------------------------------------------------------
 
 
-def _loop_nest(extents: list, inits: list[ir.Value], body) -> list[ir.Value]:
+def loop_nest(extents: list, inits: list[ir.Value], body) -> list[ir.Value]:
     """Nested scf.for over `extents` (ints or index values) carrying `inits`;
     body(ivs, carried) -> new."""
     if not extents:
@@ -766,7 +766,7 @@ def _reduce(em: Elemental, instr, indices) -> list[ir.Value]:
             vals = [em.scalar(x, full) for x in inputs]
             return em.apply_computation(reducer, list(accs) + vals)
         return em.in_region(step)
-    return _loop_nest([_extent(em, in_shape.dims[d]) for d in reduced], init_values, body)
+    return loop_nest([_extent(em, in_shape.dims[d]) for d in reduced], init_values, body)
 
 
 def _reduce_window(em: Elemental, instr, indices) -> list[ir.Value]:
@@ -788,7 +788,7 @@ def _reduce_window(em: Elemental, instr, indices) -> list[ir.Value]:
                 return apply()
             return if_else(inside, types, apply, lambda: list(accs))
         return em.in_region(step)
-    return _loop_nest(list(window["size"]), init_values, body)
+    return loop_nest(list(window["size"]), init_values, body)
 
 
 def window_input_positions(out_positions, taps, window: dict, sizes):
@@ -855,7 +855,7 @@ def _dot(em: Elemental, instr, indices) -> list[ir.Value]:
                 return [arith.addf(accs[0], arith.mulf(a, b))]
             return [arith.addi(accs[0], arith.muli(a, b))]
         return em.in_region(step)
-    return _loop_nest([_extent(em, lhs.shape.dims[d]) for d in lc], [zero], body)
+    return loop_nest([_extent(em, lhs.shape.dims[d]) for d in lc], [zero], body)
 
 
 def _extent(em: Elemental, d):

@@ -8,9 +8,11 @@ one-instruction fusion and compiled the same way; `call`, `while` and `condition
 evaluate their computations (the loop and branch decisions are taken on the host), and
 so does a sort of long rows, lowered to a chain of passes (emitters/sort.py).
 
-Kernels go through the Triton backend's launcher (`launcher.OpenCLLauncher`) with a
-thin adapter: the signature is made from the kernel's buffers ("*fp32", "*bf16", ...).
-Host arrays are numpy arrays in storage form (bf16 as uint16 bit patterns).
+Kernels are launched from a plain description (`launcher.KernelDescription`: the
+OpenCL C or SPIR-V module, parameter types from the kernel's buffers, "*fp32", "*bf16",
+..., and the work-group size) by the same launcher core as Triton's kernels. Host
+arrays are numpy arrays in storage form (bf16 as uint16 bit patterns), passed as they
+are.
 
 Dynamic shapes: the ENTRY parameters' arrays give the dimensions (the generated entry
 check, host.py), outputs are allocated from them, and before each launch the fusion's
@@ -21,11 +23,11 @@ before anything runs.
 from __future__ import annotations
 
 import os
-import types
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
+
+from launcher import KernelDescription, LoadedKernel
 
 from .compile import CompiledFusion, compile_fusion, kernel_name, source_file_for
 from .custom_calls import lower_custom_call
@@ -39,21 +41,6 @@ from .tuples import flatten_fused_tuples, leaf_paths, leaves, nest
 # Entry-level instructions that move no data.
 NO_KERNEL = {"parameter", "constant", "tuple", "get-tuple-element", "call", "while",
              "conditional", "opt-barrier", "after-all", "add-dependency"}
-
-
-class _HostArray:
-    """What the launcher needs of a pointer argument: `data_ptr()` and `nbytes`."""
-    __slots__ = ("array",)
-
-    def __init__(self, array: np.ndarray):
-        self.array = array
-
-    def data_ptr(self) -> int:
-        return self.array.ctypes.data
-
-    @property
-    def nbytes(self) -> int:
-        return self.array.nbytes
 
 
 def to_storage(value, element) -> np.ndarray:
@@ -90,12 +77,6 @@ def from_storage(arr: np.ndarray, element, bf16_as: str = "float32") -> np.ndarr
                 pass
         return values
     return arr
-
-
-@dataclass
-class _Launchable:
-    launcher: object
-    handle: object
 
 
 class ModuleRunner:
@@ -307,7 +288,7 @@ class ModuleRunner:
                 args.append(_buffer_argument(ref, params, outputs, constants))
             if kernel.plan.grid > 0 and all(
                     leaf_shape(r, l).size > 0 for r, l in fusion_outputs(computation)):
-                self._launch(kernel, args)
+                self.launch(kernel, args)
         shaped = []
         for (root, leaf), out in zip(fusion_outputs(computation), outputs):
             shape = leaf_shape(root, leaf)
@@ -349,15 +330,15 @@ class ModuleRunner:
                 call.append(_buffer_argument(ref, params, outputs, constants))
             grid = int(grids[kernel.name])
             if grid > 0 and all(o.size > 0 for o in outputs):
-                self._launch(kernel, call, grid)
+                self.launch(kernel, call, grid)
         return outputs
 
-    def _launch(self, kernel, args, grid=None) -> None:
-        entry = kernel._launcher
-        if entry is None:
-            entry = kernel._launcher = _make_launchable(kernel)
-        entry.launcher(kernel.plan.grid if grid is None else grid, 1, 1, None, entry.handle,
-                       None, None, None, None, *args)
+    def launch(self, kernel, args, grid=None) -> None:
+        """Runs one compiled kernel on `args` (arrays and dimensions, in the order of its
+        plan's buffers) over `grid` programs (default: its plan's grid)."""
+        if kernel.loaded is None:
+            kernel.loaded = LoadedKernel(kernel_description(kernel))
+        kernel.loaded.launch((kernel.plan.grid if grid is None else grid,), *args)
 
 
 class _ShapeOnly:
@@ -368,20 +349,14 @@ class _ShapeOnly:
         self.shape = tuple(shape)
 
 
-def _make_launchable(kernel) -> _Launchable:
-    from launcher import OpenCLLauncher, load_binary
-    from triton_spirv.stages import kernel_clbin
-    metadata = {"name": kernel.name, "arg_types": kernel.arg_types,
-                "local_size": kernel.local_size, "shared": kernel.local_mem_bytes}
-    clbin = kernel_clbin(kernel.source, metadata, kernel.spirv, kernel.program)
-    _program, handle, *_ = load_binary(kernel.name, clbin)
-    names = [ref.name for ref in kernel.plan.buffers]
-    signature = {n: "i64" if ref.kind == "dim" else "*" + ref.element.launcher
-                 for n, ref in zip(names, kernel.plan.buffers)}
-    src = types.SimpleNamespace(signature=signature, constants={},
-                                fn=types.SimpleNamespace(arg_names=names), name=kernel.name)
-    launcher = OpenCLLauncher(src, types.SimpleNamespace(name=kernel.name))
-    return _Launchable(launcher, handle)
+def kernel_description(kernel) -> KernelDescription:
+    """What the launcher needs of a compiled kernel: its code, its parameters (buffers as
+    pointers to their element type, dynamic dimensions as i64) and its work-group size."""
+    params = tuple((ref.name, "i64" if ref.kind == "dim" else "*" + ref.element.launcher)
+                   for ref in kernel.plan.buffers)
+    return KernelDescription(kernel.name, kernel.source, tuple(kernel.arg_types), params,
+                             tuple(kernel.local_size), kernel.local_mem_bytes, spirv=kernel.spirv,
+                             program=kernel.program)
 
 
 def kernel_operands(instr, values: list) -> list:
@@ -517,4 +492,4 @@ def _buffer_argument(ref, params, outputs, constants):
         array = outputs[ref.key]
     if array.size == 0:
         array = np.zeros(1, dtype=array.dtype)
-    return _HostArray(array)
+    return array

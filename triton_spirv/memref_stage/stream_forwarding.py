@@ -473,13 +473,28 @@ def _arg_name(base: ir.Value) -> str:
 
 
 def _byte_range(view: BlockView, shape: list[int]) -> tuple[ir.Value, ir.Value]:
-    """[first byte, one past the last byte) the view of `shape` touches."""
+    """[first byte, one past the last byte) the view of `shape` touches, as addresses
+    named `<argument>_start` and `<argument>_end`."""
     loc = ir.Location.current
-    with named(f"{_arg_name(view.base)}_block", loc):
-        return _byte_range_ops(view, shape)
+    arg = _arg_name(view.base)
+    with named("block_end", loc):
+        low, high = _index_range(view, shape)
+    bytes_per = _index(view.element_bytes)
+    with named("start_bytes", loc):
+        low_bytes = arith.MulIOp(low, bytes_per).result
+    with named("end_bytes", loc):
+        high_bytes = arith.MulIOp(high, bytes_per).result
+    with named(f"{arg}_addr", loc):
+        base = memref.ExtractAlignedPointerAsIndexOp(view.base).result
+    with named(f"{arg}_start", loc):
+        start = arith.AddIOp(base, low_bytes).result
+    with named(f"{arg}_end", loc):
+        end = arith.AddIOp(base, high_bytes).result
+    return start, end
 
 
-def _byte_range_ops(view: BlockView, shape: list[int]) -> tuple[ir.Value, ir.Value]:
+def _index_range(view: BlockView, shape: list[int]) -> tuple[ir.Value, ir.Value]:
+    """[first element, one past the last element) the view of `shape` touches."""
     low, high = _index(view.offset), _index(view.offset)
     for size, stride in zip(shape, view.strides):
         if size == 1:
@@ -487,11 +502,7 @@ def _byte_range_ops(view: BlockView, shape: list[int]) -> tuple[ir.Value, ir.Val
         reach = arith.MulIOp(_index(stride), _index(size - 1)).result
         low = arith.AddIOp(low, arith.MinSIOp(reach, _index(0)).result).result
         high = arith.AddIOp(high, arith.MaxSIOp(reach, _index(0)).result).result
-    high = arith.AddIOp(high, _index(1)).result
-    bytes_per = _index(view.element_bytes)
-    base = memref.ExtractAlignedPointerAsIndexOp(view.base).result
-    return (arith.AddIOp(base, arith.MulIOp(low, bytes_per).result).result,
-            arith.AddIOp(base, arith.MulIOp(high, bytes_per).result).result)
+    return low, arith.AddIOp(high, _index(1)).result
 
 
 def _same_placement(a: BlockView, b: BlockView) -> bool:

@@ -13,6 +13,7 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import arith, linalg
 
+from ..memref_stage.affine_nests import named
 from . import builders as b
 from .values import AffineIndex, Box, Scalar, Value
 
@@ -197,6 +198,11 @@ def box_broadcast(x: Box, in_shape, out_shape) -> Box:
 def box_extents(box: Box, shape):
     """Per dimension, the first valid index and the number of valid indices, clamped to
     the tile (so a mask that selects nothing gives extent 0)."""
+    with named("extent", ir.Location.current):
+        return _box_extents(box, shape)
+
+
+def _box_extents(box: Box, shape):
     starts, sizes = [], []
     for lo, hi, n in zip(box.lo, box.hi, shape):
         start = b.clamp(lo, 0, n) if lo is not None else 0

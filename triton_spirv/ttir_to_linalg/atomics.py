@@ -66,7 +66,7 @@ def _rmw_bits_one(kind_name, buffer, offset, value, mask, int_type):
             memref.AtomicYieldOp(arith.bitcast(elem, new))
         return arith.bitcast(int_type, generic.result)
 
-    return memory._guarded(mask, do, lambda: memory.zero(int_type), int_type)
+    return memory.guarded(mask, do, lambda: memory.zero(int_type), int_type)
 
 
 def _index(offset: ir.Value) -> ir.Value:
@@ -79,10 +79,10 @@ def _rmw_one(kind, buffer, offset, value, mask):
     def do():
         return memref.AtomicRMWOp(kind, value, buffer, [_index(offset)]).result
 
-    return memory._guarded(mask, do, lambda: memory.zero(elem), elem)
+    return memory.guarded(mask, do, lambda: memory.zero(elem), elem)
 
 
-def _cas_one(buffer, offset, cmp, value, int_type=None):
+def cas_one(buffer, offset, cmp, value, int_type=None):
     """Compare-and-swap of one element; with `int_type`, on the integer bit patterns of
     a float buffer (a pointer Triton bitcast: `cmp`, `value` and the result are bits)."""
     elem = memory.buffer_element_type(buffer)
@@ -117,7 +117,7 @@ def _each_element(conv, op, ptr: PointerTensor, operands, one, elem=None):
                     for v in operands]
         memref.store(one(offset, *elements), tile, indices)
 
-    memory._loop_nest(shape, body)
+    memory.loop_nest(shape, body)
     return memory.as_tensor(tile)
 
 
@@ -215,7 +215,7 @@ def _cas(conv, op, ptr, cmp, value, mask):
     elem = int_type or memory.buffer_element_type(ptr.buffer)
 
     def one(off, c, v, m):
-        return memory._guarded(m, lambda: _cas_one(ptr.buffer, off, c, v, int_type),
+        return memory.guarded(m, lambda: cas_one(ptr.buffer, off, c, v, int_type),
                                lambda: memory.zero(elem), elem)
 
     if isinstance(ptr, Pointer):

@@ -22,6 +22,7 @@ from typing import Callable, Dict, Optional
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, gpu, linalg, scf, tensor
 
+from ..memref_stage.affine_nests import named
 from . import analysis
 from . import builders as b
 from . import memory
@@ -116,7 +117,7 @@ class KernelConverter:
         # Pointers Triton bitcast to an integer type of the same width (float atomics):
         # TTIR value -> the integer element type the atomic sees.
         self.reinterpreted: Dict[ir.Value, ir.Type] = {}
-        # tt.assert: (file, line, message) per assert id and the hidden record argument
+        # tt.assert: the AssertSite (opencl_abi) per assert id and the hidden record argument
         # (debug.py); no record when the kernel has no asserts. The asserts and pointer
         # casts of the functions it calls count: their bodies are converted in place.
         reached = _with_callees(tt_func, self.functions)
@@ -217,7 +218,8 @@ class KernelConverter:
         for i, op in enumerate(ops):
             if top_level and self.versioning_allowed and not self.fallback:
                 with op.location:
-                    guard = versioning.guard_of(self, op)
+                    with versioning.guard_location(op.location):
+                        guard = versioning.guard_of(self, op)
                     if guard is not None:
                         self._convert_versioned(op, ops[i + 1:], *guard)
                         return
@@ -490,10 +492,11 @@ class KernelConverter:
 
     def _box_of_result(self, op, operands, rank):
         if op.name == "arith.cmpi":
-            x, y = (analysis.affine_of(o, rank) for o in operands)
-            if x is None or y is None:
-                return None
-            return analysis.box_from_compare(_attr_int(op, "predicate"), x, y)
+            with named("mask_bound", ir.Location.current):  # the mask is a box
+                x, y = (analysis.affine_of(o, rank) for o in operands)
+                if x is None or y is None:
+                    return None
+                return analysis.box_from_compare(_attr_int(op, "predicate"), x, y)
         if op.name == "arith.andi" and _is_i1(b.element_type(op.results[0].type)):
             x, y = operands[0].box, operands[1].box
             if x is None or y is None:

@@ -10,19 +10,22 @@ tt.assert: every element whose condition is false prints
 `<file>:<line>: <function>: block: [x, y, z], thread: [i]: Assertion `<message>` failed.`
 and reports into the assert record, so that the launch raises AssertionError:
 a kernel with asserts takes one more `memref<?xi32>` argument after its own
-(`assert_record`, ASSERT_RECORD_INTS ints that the launcher zeroes before each launch)
-and carries `opencl.asserts = [["<file>", <line>, "<message>"], ...]`. The first failing
-element (an atomic compare-exchange on word 0) writes assert id + 1 into word 0 and its
-program id into words 1-3; later failures leave the record alone. The kernel keeps
-running after a failure.
+(`assert_record`, laid out as opencl_abi describes: the launcher zeroes it before each
+launch) and carries `opencl.asserts = [["<file>", <line>, "<message>"], ...]`. The first
+failing element (an atomic compare-exchange on the id word) writes assert id + 1 and its
+program id; later failures leave the record alone. The kernel keeps running after a
+failure.
 """
 from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, tensor
 
+from opencl_abi import ASSERT_ID, ASSERT_PROGRAM_ID, AssertSite
+
 from . import builders as b
 from . import memory
+from .atomics import cas_one
 from .values import Pointer, PointerTensor
 
 
@@ -85,48 +88,45 @@ def print_op(conv, op):
             where = ", ".join(["%d"] * len(idx))
             gpu.printf(f"pid (%d, %d, %d) idx ({where}) {label}{spec}\n", *pid, *idx, v)
 
-        memory._loop_nest(shape, one)
+        memory.loop_nest(shape, one)
 
 
-ASSERT_RECORD_INTS = 4  # launcher/asserts.py reads the same layout
-
-
-def _assert_key(op):
+def _assert_site(op) -> AssertSite:
     from ..ttir.reader import source_line
     where = source_line(op.location)
     path, line = (where[0], where[1]) if where else ("", 0)
-    return (path, int(line), ir.StringAttr(op.attributes["message"]).value)
+    return AssertSite(path, int(line), ir.StringAttr(op.attributes["message"]).value)
 
 
-def collect_asserts(tt_func) -> list:
-    """(file, line, message) of each distinct tt.assert in the function, in op order."""
+def collect_asserts(tt_func) -> list[AssertSite]:
+    """The site of each distinct tt.assert in the function, in op order."""
     found = []
     for assert_op in b.nested_ops(tt_func, "tt.assert"):
-        key = _assert_key(assert_op)
-        if key not in found:
-            found.append(key)
+        site = _assert_site(assert_op)
+        if site not in found:
+            found.append(site)
     return found
 
 
-def asserts_attr(asserts) -> ir.Attribute:
+def asserts_attr(asserts: list[AssertSite]) -> ir.Attribute:
     """`opencl.asserts`: one [file, line, message] array per assert id."""
     return ir.ArrayAttr.get([ir.ArrayAttr.get([
-        ir.StringAttr.get(path), ir.IntegerAttr.get(_i32(), line), ir.StringAttr.get(message)])
-        for path, line, message in asserts])
+        ir.StringAttr.get(site.path), ir.IntegerAttr.get(_i32(), site.line),
+        ir.StringAttr.get(site.message)]) for site in asserts])
 
 
 def _record_failure(record, assert_id: int, pid):
-    """The first failure wins word 0 (compare-exchange 0 -> id + 1) and writes its pid."""
-    from .atomics import _cas_one
+    """The first failure wins the id word (compare-exchange 0 -> id + 1) and writes its pid."""
     zero = arith.constant(_i32(), 0)
-    old = _cas_one(record, arith.constant(b.i64(), 0), zero, arith.constant(_i32(), assert_id + 1))
+    old = cas_one(record, arith.constant(b.i64(), ASSERT_ID), zero,
+                  arith.constant(_i32(), assert_id + 1))
     won = arith.cmpi(0, old, zero)
 
     def write_pid():
         for k, value in enumerate(pid):
-            memref.store(value, record, [b.const_index(k + 1)])
+            memref.store(value, record, [b.const_index(ASSERT_PROGRAM_ID + k)])
 
-    memory._guarded(won, write_pid, None, None)
+    memory.guarded(won, write_pid, None, None)
 
 
 def assert_op(conv, op):
@@ -149,14 +149,14 @@ def assert_op(conv, op):
         def fail():
             gpu.printf(text, *pid, flat)
             if conv.assert_record is not None:
-                _record_failure(conv.assert_record, conv.asserts.index(_assert_key(op)), pid)
+                _record_failure(conv.assert_record, conv.asserts.index(_assert_site(op)), pid)
 
-        memory._guarded(failed, fail, None, None)
+        memory.guarded(failed, fail, None, None)
 
     if not b.is_tensor(cond.type):
         check(cond, [])
         return
-    memory._loop_nest(b.shape_of(cond.type),
+    memory.loop_nest(b.shape_of(cond.type),
                       lambda idx: check(tensor.extract(cond, idx), idx))
 
 

@@ -17,6 +17,7 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import arith, bufferization, memref, scf, tensor
 
+from ..memref_stage.affine_nests import named
 from . import analysis
 from . import builders as b
 from .values import Box, Pointer, PointerTensor, Value
@@ -109,8 +110,10 @@ def _when_partial(starts, sizes, shape, build):
         for value, full in ((start, 0), (size, n)):
             if b.constant_int_of(value) == full:
                 continue
-            differs = arith.cmpi(arith.CmpIPredicate.ne, b.as_index(value), b.const_index(full))
-            partial = differs if partial is None else arith.ori(partial, differs)
+            with named("is_partial", ir.Location.current):
+                differs = arith.cmpi(arith.CmpIPredicate.ne, b.as_index(value),
+                                     b.const_index(full))
+                partial = differs if partial is None else arith.ori(partial, differs)
     if partial is None:
         return
     if_op = scf.IfOp(partial, [], has_else=False)
@@ -170,7 +173,7 @@ def _element_index(offset: ir.Value) -> ir.Value:
     return arith.index_cast(b.index_type(), offset)
 
 
-def _guarded(cond: Optional[ir.Value], then_fn, else_fn, result_type):
+def guarded(cond: Optional[ir.Value], then_fn, else_fn, result_type):
     """`then_fn()` when `cond` holds, else `else_fn()` (no guard when `cond` is None)."""
     if cond is None:
         return then_fn()
@@ -200,13 +203,13 @@ def gather_load(ptr: PointerTensor, mask: Optional[Value], other: Optional[Value
         o = rest[1] if (mask is not None and other is not None) else None
         load = lambda: memref.load(ptr.buffer, [_element_index(offset)])  # noqa: E731
         fallback = (lambda: o) if o is not None else (lambda: zero(elem))
-        return [_guarded(m, load, fallback, elem)]
+        return [guarded(m, load, fallback, elem)]
 
     result_type = ir.RankedTensorType.get(shape, elem)
     return b.generic(inputs, b.parallel_maps(rank, len(inputs)), [result_type], body)[0]
 
 
-def _loop_nest(shape, body):
+def loop_nest(shape, body):
     """Calls `body(indices)` inside a nest of scf.for loops over `shape`."""
     indices = []
 
@@ -228,10 +231,10 @@ def scatter_store(ptr: PointerTensor, value: ir.Value, mask: Optional[Value]):
         offset = tensor.extract(ptr.offsets.value, indices)
         element = tensor.extract(value, indices)
         cond = tensor.extract(mask.value, indices) if mask is not None else None
-        _guarded(cond, lambda: memref.store(element, ptr.buffer, [_element_index(offset)]),
+        guarded(cond, lambda: memref.store(element, ptr.buffer, [_element_index(offset)]),
                  None, None)
 
-    _loop_nest(ptr.shape, store_one)
+    loop_nest(ptr.shape, store_one)
 
 
 # ---------------------------------------------------------------------------------------
@@ -242,9 +245,9 @@ def scalar_load(ptr: Pointer, mask: Optional[ir.Value], other: Optional[ir.Value
     elem = buffer_element_type(ptr.buffer)
     load = lambda: memref.load(ptr.buffer, [_element_index(ptr.offset)])  # noqa: E731
     fallback = (lambda: other) if other is not None else (lambda: zero(elem))
-    return _guarded(mask, load, fallback, elem)
+    return guarded(mask, load, fallback, elem)
 
 
 def scalar_store(ptr: Pointer, value: ir.Value, mask: Optional[ir.Value]):
-    _guarded(mask, lambda: memref.store(value, ptr.buffer, [_element_index(ptr.offset)]),
+    guarded(mask, lambda: memref.store(value, ptr.buffer, [_element_index(ptr.offset)]),
              None, None)

@@ -236,6 +236,6 @@ def scan(conv, op):
                 memref.store(r, tile, position(indices, j))
             scf.YieldOp(results)
 
-    memory._loop_nest(outer, per_row)
+    memory.loop_nest(outer, per_row)
     for old, tile in zip(op.results, tiles):
         conv.set(old, Value(memory.as_tensor(tile)))

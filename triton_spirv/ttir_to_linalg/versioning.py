@@ -19,6 +19,7 @@ from typing import Optional, Tuple
 
 from mlir import ir
 
+from ..memref_stage.affine_nests import named
 from . import analysis
 from . import builders as b
 from .values import AffineIndex, Value
@@ -40,6 +41,12 @@ def feeds_pointer(op: ir.Operation) -> bool:
                 return True
             pending.extend(user.results)
     return False
+
+
+def guard_location(loc: ir.Location) -> ir.Location:
+    """Where a guard's ops are built: `<variable>_is_block` names the condition."""
+    variable = loc.name_str if loc.is_a_name() else ""
+    return named(f"{variable}_is_block" if variable else "is_block", loc)
 
 
 def guard_of(converter, op: ir.Operation) -> Optional[Tuple[ir.Value, AffineIndex]]:

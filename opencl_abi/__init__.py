@@ -1,0 +1,89 @@
+"""The OpenCL kernel ABI that the compilers and the launcher share.
+
+A kernel may take hidden parameters after its own; the compilers declare them and
+describe them in the kernel's metadata, the launcher passes them and reads the records
+back. Their order, and the layout of each record, are written here once:
+
+    own parameters
+    flat memory buffers   one per pointee type (tt.int_to_ptr; launcher/flat_memory.py)
+    assert record         `__global int*`, ASSERT_RECORD_INTS ints (tl.device_assert)
+    bounds extents        one `long` per checked global buffer (bounds-checked mode)
+    bounds record         `__global int*`, BOUNDS_RECORD_INTS ints (bounds-checked mode)
+
+The launcher zeroes both records before each launch.
+
+This package imports nothing of the project's: the emitter (emitter_opencl/bounds.py),
+the Triton frontend (triton_spirv/ttir_to_linalg/debug.py) and the launcher
+(launcher/bounds.py, launcher/asserts.py) all import it, and the launcher stays free of
+any frontend and of MLIR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# -- The assert record (tl.device_assert) ------------------------------------------------
+#
+# The first failing element wins ASSERT_ID (an atomic compare-exchange 0 -> assert id + 1)
+# and writes its program id (x, y, z) into the words from ASSERT_PROGRAM_ID on; later
+# failures leave the record alone. The kernel's metadata `asserts` lists one
+# AssertSite per assert id.
+
+ASSERT_RECORD_INTS = 4
+ASSERT_ID = 0
+ASSERT_PROGRAM_ID = 1
+
+
+@dataclass(frozen=True)
+class AssertSite:
+    """One `tl.device_assert` of a kernel: where it is and what it says."""
+    path: str        # Python source file ("" when unknown)
+    line: int        # Python source line (0 when unknown)
+    message: str
+
+    @classmethod
+    def from_entry(cls, entry) -> AssertSite:
+        path, line, message = entry
+        return cls(str(path), int(line), str(message))
+
+
+# -- The bounds record (bounds-checked mode) ----------------------------------------------
+#
+# BOUNDS_COUNT counts the out-of-bounds accesses; the first one claims BOUNDS_CLAIMED
+# (compare-exchange 0 -> 1) and writes its site id and the offending element index (low
+# and high 32 bits). The kernel's metadata `bounds` holds
+# {"params": [kernel parameter of each extent parameter], "sites": [BoundsSite dicts]}.
+
+BOUNDS_RECORD_INTS = 8
+BOUNDS_COUNT = 0
+BOUNDS_CLAIMED = 1
+BOUNDS_SITE = 2
+BOUNDS_INDEX_LOW = 3
+BOUNDS_INDEX_HIGH = 4
+
+
+@dataclass(frozen=True)
+class BoundsSite:
+    """One checked access in the source: `param` is the index of the kernel parameter."""
+    param: int
+    access: str      # "load" or "store" (async copies too)
+    op: str          # the memref-stage op, e.g. "memref.copy"
+    path: str        # Python source file ("" when unknown)
+    line: int        # Python source line (0 when unknown)
+
+    def as_dict(self) -> dict:
+        """The metadata form."""
+        return {"param": self.param, "access": self.access, "op": self.op, "path": self.path,
+                "line": self.line}
+
+    @classmethod
+    def from_dict(cls, site: dict) -> BoundsSite:
+        """A site read back from metadata; missing fields read as unknown."""
+        return cls(int(site.get("param", -1)), str(site.get("access", "access")),
+                   str(site.get("op", "?")), str(site.get("path", "") or ""),
+                   int(site.get("line", 0) or 0))
+
+
+def bounds_error_index(record) -> int:
+    """The element index the first out-of-bounds access wrote into the bounds record."""
+    return (int(record[BOUNDS_INDEX_HIGH]) << 32) | (int(record[BOUNDS_INDEX_LOW]) & 0xffffffff)
