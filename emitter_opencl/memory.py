@@ -1,5 +1,5 @@
 """The memref ops: views, element loads and stores by buffer kind, `memref.copy` as
-work-group async copies or loops, and work-group barriers.
+vector loops, work-group async copies or element loops, and work-group barriers.
 
 Memref values are never C values: each is a `View` (root buffer + index arithmetic,
 views.py), and loads and stores index its root buffer.
@@ -95,7 +95,7 @@ def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
 
 
 def _copy(emitter, op) -> None:
-    """memref.copy: async work-group copies where possible, else loops."""
+    """memref.copy: vector loops or async work-group copies where possible, else loops."""
     src = emitter.view(op, op.operands[0])
     dst = emitter.view(op, op.operands[1])
     if src.rank != dst.rank or src.buffer.kind != dst.buffer.kind:
@@ -105,7 +105,7 @@ def _copy(emitter, op) -> None:
         raise error_at(op, "copy of a view whose extent is unknown (a whole "
                            "kernel argument)")
     emitter.note_source(op)
-    if not _async_copy(emitter, src, dst, sizes) and not _half_vector_copy(emitter, src, dst, sizes):
+    if not _vector_copy(emitter, src, dst, sizes) and not _async_copy(emitter, src, dst, sizes):
         _loop_copy(emitter, src, dst, sizes)
 
 
@@ -175,22 +175,32 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
     return True
 
 
-HALF_VECTOR_WIDTH = 16
+VECTOR_WIDTH = 16
 
 
-def _half_vector_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
-    """Rows of a global f16 buffer to or from a local float tile, 16 elements per
-    vload_half16 / vstore_half16_rte and the rest of each row one by one: the f16 tiles
-    of a dot convert several times faster than element by element (one conversion
-    instruction per vector where the CPU has one). False if the copy is not of that
-    shape; bounds-checked kernels keep the element loop, which checks every element."""
+def _vector_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
+    """Rows between a global buffer and a local tile, 16 elements per vector load and
+    store and the rest of each row one by one. f16 rows convert with vload_half16 /
+    vstore_half16_rte (several times faster than element by element: one conversion
+    instruction per vector where the CPU has one). Rows of other plain element types
+    move with vload16 / vstore16 where a work-group is one work-item (CPU shapes): PoCL's
+    async_work_group_copy moves them element by element (tutorial 03's matmul spent a
+    third of its time there); groups of several work-items keep the async copy, which
+    they share. False if the copy is not of that shape; bounds-checked kernels keep the
+    element loop or async copy, which check every element."""
     glob, local = (src, dst) if src.buffer.is_global else (dst, src)
-    if (emitter.bounds is not None or not sizes or glob.buffer.kind != "f16"
-            or not glob.buffer.is_global or local.buffer.space != "local"
-            or glob.strides[-1] != 1 or local.strides[-1] != 1):
+    if (emitter.bounds is not None or not sizes or not glob.buffer.is_global
+            or local.buffer.space != "local" or glob.strides[-1] != 1 or local.strides[-1] != 1):
         return False
-    width, count = HALF_VECTOR_WIDTH, sizes[-1]
-    if isinstance(count, int) and count < width:
+    half, loads = glob.buffer.kind == "f16", src is glob
+    if not half and (ct.is_narrow_float(glob.buffer.kind) or not emitter.single_work_item()):
+        return False
+    if _contiguous(src, sizes) and _contiguous(dst, sizes):
+        sizes = [product(sizes)]  # one block: a single row
+        src = View(src.buffer, src.offset, tuple(sizes), (1,))
+        dst = View(dst.buffer, dst.offset, tuple(sizes), (1,))
+    width, count = VECTOR_WIDTH, sizes[-1]
+    if _longest_row(local, count) < width:
         return False
     vector_end = count // width * width if isinstance(count, int) else \
         f"{atom(count)} / {width} * {width}"
@@ -199,7 +209,9 @@ def _half_vector_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
     at = rows + [column]
     src_at, dst_at = pointer(src, src.element(at)), pointer(dst, dst.element(at))
     emitter.out.open(f"for (long {column} = 0; {column} < {vector_end}; {column} += {width})")
-    if src is glob:
+    if not half:
+        emitter.out.line(f"vstore{width}(vload{width}(0, {src_at}), 0, {dst_at});")
+    elif loads:
         emitter.out.line(f"vstore{width}(vload_half{width}(0, {src_at}), 0, {dst_at});")
     else:
         emitter.out.line(f"vstore_half{width}_rte(vload{width}(0, {src_at}), 0, {dst_at});")
@@ -211,6 +223,16 @@ def _half_vector_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
         emitter.out.close()
     _close_loops(emitter, rows)
     return True
+
+
+def _longest_row(local: View, count: Expr) -> int:
+    """An upper bound of the row length `count` of a copy into or out of `local`: the
+    count itself, else the tile's row pitch or size."""
+    if isinstance(count, int):
+        return count
+    if local.rank >= 2 and isinstance(local.strides[-2], int):
+        return local.strides[-2]
+    return local.buffer.num_elements
 
 
 def _loop_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> None:

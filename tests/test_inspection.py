@@ -21,7 +21,7 @@ def test_cli_prints_opencl(capsys):
                      "--constexpr", "BLOCK=256"]) == 0
     out = capsys.readouterr().out
     assert "__kernel void scale_kernel" in out
-    assert "async_work_group_copy" in out
+    assert "vstore16(vload16(0, x_ptr" in out
 
 
 def test_cli_writes_every_stage(tmp_path):

@@ -9,7 +9,8 @@ import triton
 import triton.language as tl
 from mlir import ir
 
-from triton_spirv.memref_stage.register_blocking import block_contractions
+from triton_spirv.memref_stage.register_blocking import (block_contractions,
+                                                         block_contractions_exactly)
 from triton_spirv.stages import memref_to_opencl, new_context
 from triton_spirv.memref_stage import pipeline
 
@@ -51,19 +52,49 @@ def _nest(M=32, N=32, K=8, acc_index="%j, %l", store_index="%j, %l"):
 def test_matmul_nest_keeps_accumulators_in_vectors():
     count, text = _rewrite(_nest())
     assert count == 1
-    # four rows of 16 columns carried through the k loop, stored once after it
-    assert text.count("affine.vector_load %alloc[") == 4
-    assert text.count("affine.vector_store") == 4
-    assert "iter_args" in text and "step 4" in text and "step 16" in text
-    assert "vector.broadcast" in text
+    # 32 rows: five blocks of six rows, then one block of the last two; 16 columns each,
+    # carried through the k loop and stored once after it
+    assert "0 to 30 step 6" in text and "30 to 32 step 2" in text and "step 16" in text
+    assert text.count("affine.vector_load %alloc[") == 6 + 2
+    assert text.count("affine.vector_store") == 6 + 2
+    assert "iter_args" in text and "vector.broadcast" in text
+    # the product and the sum are one fma per row
+    assert text.count("math.fma") == 6 + 2 and "arith.mulf" not in text and "arith.addf" not in text
 
 
-@pytest.mark.parametrize("M,N,rows,width", [(16, 8, 4, 8), (6, 4, 2, 4), (3, 16, 1, 16)])
-def test_block_shape_follows_divisibility(M, N, rows, width):
+@pytest.mark.parametrize("M,N,blocks,width", [
+    (16, 8, ["0 to 12 step 6", "12 to 16 step 4"], 8),
+    (6, 4, ["0 to 6 step 6"], 4),
+    (3, 16, ["0 to 3 step 3"], 16)])
+def test_block_shape_follows_the_extents(M, N, blocks, width):
     count, text = _rewrite(_nest(M=M, N=N))
     assert count == 1
     assert f"vector<{width}xf32>" in text
+    for block in blocks:
+        assert f"affine.for %arg1 = {block} " in text
+    assert text.count("affine.vector_store") == sum(int(b.split()[-1]) for b in blocks)
+
+
+@pytest.mark.parametrize("M,N,rows,width", [(16, 8, 4, 8), (6, 4, 2, 4), (3, 16, 1, 16)])
+def test_blocks_shared_by_work_items_divide_the_rows(M, N, rows, width):
+    with new_context():
+        module = ir.Module.parse(_nest(M=M, N=N))
+        assert block_contractions_exactly(module) == 1
+        module.operation.verify()
+        text = str(module)
+    step = f" step {rows}" if rows > 1 else ""  # step 1 is not printed
+    assert f"0 to {M}{step} {{" in text and f"vector<{width}xf32>" in text
     assert text.count("affine.vector_store") == rows
+
+
+def test_product_used_twice_is_not_fused():
+    # the product is also stored: one mulf feeds both, no fma absorbs it
+    text = _nest().replace("affine.store %s, %acc[%j, %l] : memref<32x32xf32>",
+                           "affine.store %s, %acc[%j, %l] : memref<32x32xf32>\n"
+                           "        %t = arith.addf %s, %p : f32")
+    count, text = _rewrite(text)
+    assert count == 1
+    assert "math.fma" not in text and "arith.mulf" in text
 
 
 @pytest.mark.parametrize("case", [

@@ -35,7 +35,7 @@ from triton_spirv.spirv.atomics import atomics_as_compare_exchange_loops
 from triton_spirv.spirv.casts import saturate_float_to_int
 from triton_spirv.spirv.flatten import SpirvStageError, flatten_buffers
 from triton_spirv.spirv.fp8 import fp8_values_as_f32
-from triton_spirv.spirv.half_types import bf16_buffers_as_i16
+from triton_spirv.spirv.half_types import bf16_buffers_as_i16, f16_tiles_as_f32
 from triton_spirv.spirv.index_width import widen_index
 from triton_spirv.spirv.tanh import expand_f32_tanh
 from triton_spirv.stages import new_context
@@ -141,6 +141,56 @@ func.func @k(%x: memref<?xf32>) attributes {opencl.local_size = array<i64: 64, 1
     assert "memref.alloc() : memref<16xf32, 3>" in out
     assert "gpu.barrier" not in out          # neither copy is shared between work-items
     assert "gpu.block_dim" not in out
+
+
+def test_flatten_copy_of_one_work_item_moves_rows_in_vectors():
+    """Rows that can reach 16 elements move 16 per vector load and store, the rest of
+    each row one by one; tiles with shorter rows (VIEWS_AND_COPY) keep the element loop,
+    and work-groups of several work-items the shared copy."""
+    text = (VIEWS_AND_COPY.replace("sizes: [4, 8], strides: [16, 1]", "sizes: [4, 32], strides: [64, 1]")
+            .replace("4x8xf32", "4x32xf32").replace("strided<[16, 1]", "strided<[64, 1]")
+            .replace("strided<[8, 1]>", "strided<[32, 1]>"))
+    out = _rewritten(text, flatten_buffers)
+    assert "memref.alloc() : memref<128xf32, 3>" in out
+    assert out.count("vector.load") == 1 and "vector<16xf32>" in out
+    assert out.count("vector.store") == 1
+    # rows, the vectors of a row (n / 16 * 16 elements, step 16), the rest of the row
+    assert out.count("scf.for") == 3 and "arith.divui" in out
+    assert out.count("memref.load") == 2 and out.count("memref.store") == 2  # rest + load/store below
+    assert "vector." not in _rewritten(VIEWS_AND_COPY, flatten_buffers)
+    shared = text.replace("func.func @k(%x: memref<?xf32>, %off: index, %n: index) {",
+                          "func.func @k(%x: memref<?xf32>, %off: index, %n: index) "
+                          "attributes {opencl.local_size = array<i64: 64, 1, 1>} {")
+    assert "vector." not in _rewritten(shared, flatten_buffers)
+
+
+def test_f16_tiles_hold_f32():
+    text = """
+func.func @k(%x: memref<?xf16>, %i: index) {
+  %tile = memref.alloc() : memref<32xf16, 3>
+  %v = vector.load %x[%i] : memref<?xf16>, vector<16xf16>
+  vector.store %v, %tile[%i] : memref<32xf16, 3>, vector<16xf16>
+  %a = memref.load %tile[%i] : memref<32xf16, 3>
+  %w = arith.extf %a : f16 to f32
+  %b = memref.load %tile[%i] : memref<32xf16, 3>
+  %s = arith.addf %b, %b : f16
+  %t = arith.truncf %w : f32 to f16
+  %u = arith.addf %s, %t : f16
+  memref.store %u, %x[%i] : memref<?xf16>
+  return
+}
+"""
+    out = _rewritten_func(text, f16_tiles_as_f32)
+    assert "memref.alloc() : memref<32xf32, 3>" in out
+    # stored widened once; the load widened for its user is that user's f32 value
+    assert "%1 = arith.extf %0 : vector<16xf16> to vector<16xf32>" in out
+    assert "vector.store %1, %alloc[%arg1] : memref<32xf32, 3>, vector<16xf32>" in out
+    assert "%2 = memref.load %alloc[%arg1] : memref<32xf32, 3>" in out
+    assert "arith.extf %2" not in out and "%6 = arith.truncf %2 : f32 to f16" in out
+    # an f16 user of a load gets the value narrowed (exactly: the element is an f16)
+    assert "%4 = arith.truncf %3 : f32 to f16" in out and "arith.addf %4, %4 : f16" in out
+    # global f16 buffers stay f16
+    assert "memref<?xf16>" in out
 
 
 def test_bf16_buffers_become_i16_and_half_scalars_f32():

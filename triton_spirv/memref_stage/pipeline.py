@@ -17,7 +17,7 @@ from .branch_tiles import share_branch_tiles
 from .fill_forwarding import forward_fills
 from ..ir_dump import dump_after, dump_requested
 from .elementwise_vectors import vectorize_elementwise
-from .register_blocking import block_contractions
+from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
 from .work_group_sharing import share_work_group
 
@@ -78,6 +78,9 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
             # branch only, which PoCL's work-group compiler (3.1) crashes on; GPUs read
             # the tiles through __local memory anyway.
             rewrites = tuple(r for r in rewrites if r is not forward_streams)
+            # Work-items share the row blocks: blocks that divide the rows, one loop.
+            rewrites = tuple(block_contractions_exactly if r is block_contractions else r
+                             for r in rewrites)
         for rewrite in rewrites:
             rewrite(module)
             _verify(module, rewrite.__name__)

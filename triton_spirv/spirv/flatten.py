@@ -42,6 +42,9 @@ INDEXED_OPS = {
     "memref.generic_atomic_rmw": (0, 1),
 }
 WORKGROUP = 3  # OpenCL numbering: the Workgroup storage class
+# Copies of one work-item move rows of these element types in vectors of this width.
+VECTOR_WIDTH = 16
+VECTOR_ELEMENTS = ("f16", "f32", "f64", "i8", "i16", "i32", "i64")
 
 
 class SpirvStageError(Exception):
@@ -87,6 +90,15 @@ def index_value(e: Expr) -> ir.Value:
     if isinstance(e, Index):
         return e.value
     return arith.constant(ir.IndexType.get(), int(e))
+
+
+def _rows_can_fill_a_vector(src: View, dst: View, count: Expr) -> bool:
+    """Whether a row of `count` elements can reach VECTOR_WIDTH: `count` itself, else
+    the row pitch of a side whose pitch is known (a tile's row)."""
+    if isinstance(count, int):
+        return count >= VECTOR_WIDTH
+    pitches = [v.strides[-2] for v in (src, dst) if v.rank >= 2 and isinstance(v.strides[-2], int)]
+    return all(pitch >= VECTOR_WIDTH for pitch in pitches)
 
 
 def _mixed(static: Sequence[int], dynamic: Sequence[ir.Value]) -> list[Expr]:
@@ -250,14 +262,50 @@ class Flattener:
 
     def copy_nest(self, src: View, dst: View, sizes: list, indices: list) -> None:
         """for i0, i1, ...: dst[i] = src[i], innermost dimension last."""
+        if len(indices) == len(sizes) - 1 and self.vector_rows(src, dst, sizes[-1]):
+            self.copy_row(src, dst, sizes[-1], indices)
+            return
         if len(indices) == len(sizes):
-            value = memref.load(self.root(src), [index_value(src.element(indices))])
-            memref.store(value, self.root(dst), [index_value(dst.element(indices))])
+            self.copy_element(src, dst, indices)
             return
         loop = scf.ForOp(index_value(0), index_value(sizes[len(indices)]), index_value(1))
         with ir.InsertionPoint(loop.body):
             self.copy_nest(src, dst, sizes, indices + [Index(loop.induction_variable)])
             scf.yield_([])
+
+    def vector_rows(self, src: View, dst: View, count) -> bool:
+        """Whether rows of `count` elements move as vectors: unit stride on both sides,
+        one element type with a vector form, rows that can reach VECTOR_WIDTH."""
+        element = ir.MemRefType(self.root(src).type).element_type
+        return (src.strides[-1] == 1 and dst.strides[-1] == 1
+                and element == ir.MemRefType(self.root(dst).type).element_type
+                and str(element) in VECTOR_ELEMENTS and _rows_can_fill_a_vector(src, dst, count))
+
+    def copy_row(self, src: View, dst: View, count, indices: list) -> None:
+        """One row, VECTOR_WIDTH elements per vector load and store, then the rest one
+        by one: Intel's compiler vectorizes only explicit vectors in a kernel of one
+        work-item per group (the OpenCL C emitter prints the same, memory.py)."""
+        element = ir.MemRefType(self.root(src).type).element_type
+        width = index_value(VECTOR_WIDTH)
+        end = index_value(count // VECTOR_WIDTH * VECTOR_WIDTH) if isinstance(count, int) \
+            else arith.muli(arith.divui(index_value(count), width), width)
+        vectors = scf.ForOp(index_value(0), end, width)
+        with ir.InsertionPoint(vectors.body):
+            at = indices + [Index(vectors.induction_variable)]
+            value = vector.load(ir.VectorType.get([VECTOR_WIDTH], element), self.root(src),
+                                [index_value(src.element(at))])
+            vector.store(value, self.root(dst), [index_value(dst.element(at))])
+            scf.yield_([])
+        if isinstance(count, int) and count % VECTOR_WIDTH == 0:
+            return
+        rest = scf.ForOp(end, index_value(count), index_value(1))
+        with ir.InsertionPoint(rest.body):
+            self.copy_element(src, dst, indices + [Index(rest.induction_variable)])
+            scf.yield_([])
+
+    def copy_element(self, src: View, dst: View, indices: list) -> None:
+        value = memref.load(self.root(src), [index_value(src.element(indices))])
+        memref.store(value, self.root(dst), [index_value(dst.element(indices))])
 
     def shared_copy(self, src: View, dst: View, sizes: list) -> None:
         """Work-item w of the group copies elements w, w + group size, ...; the element

@@ -10,6 +10,12 @@ arith-expand{include-bf16} turns bf16 <-> f32 conversions into integer bit opera
 
 The launcher passes f16 and bf16 scalar arguments as `float` (docs/memref-stage.md), so
 such an argument becomes f32 and is truncated at the kernel's entry.
+
+f16 work-group tiles hold f32, as the OpenCL C emitter's `__local float` arrays do
+(docs/memref-stage.md): an element is widened once when it is stored, not at every
+load (a dot's operand tiles are read many times each: tutorial 03 with f16 inputs ran
+at half the speed of f32 on Intel's runtime). The values are the same: every stored
+value is an f16, exact in f32.
 """
 from __future__ import annotations
 
@@ -117,3 +123,66 @@ def check_no_bf16(module: ir.Module) -> None:
     if left:
         raise error_at(left[0], "a bf16 value here (other than a bf16 <-> f32 conversion of a "
                        "loaded or stored element) has no SPIR-V lowering")
+
+
+def f16_tiles_as_f32(func) -> None:
+    """Rewrites `func` (flattened) in place: each f16 alloc only loaded and stored
+    becomes f32, its stores widen the value, its loads feed f32 users directly (an
+    `arith.extf` to f32 of the loaded value goes away) and others through a truncf."""
+    allocs: list = []
+
+    def collect(op):
+        op = op.opview
+        if op.name in ("memref.alloc", "memref.alloca") and \
+                isinstance(op.result.type.element_type, ir.F16Type):
+            allocs.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(collect)
+    for alloc in allocs:
+        users = [use.owner for use in alloc.result.uses]
+        if all(_only_accesses(user, alloc.result) for user in users):
+            with alloc.location:
+                _widen_tile(alloc, users)
+
+
+def _only_accesses(user, tile: ir.Value) -> bool:
+    """`user` loads from or stores to `tile` (and does nothing else with it)."""
+    if user.name in LOADS:
+        return user.operands[0] == tile
+    if user.name in STORES:
+        return user.operands[1] == tile and user.operands[0] != tile
+    return False
+
+
+def _with_f32(t: ir.Type) -> ir.Type:
+    f32 = ir.F32Type.get()
+    if isinstance(t, ir.MemRefType):
+        return ir.MemRefType.get(t.shape, f32, layout=t.layout, memory_space=t.memory_space)
+    if isinstance(t, ir.VectorType):
+        return ir.VectorType.get(t.shape, f32)
+    return f32
+
+
+def _widen_tile(alloc, users) -> None:
+    alloc.result.set_type(_with_f32(alloc.result.type))
+    for user in users:
+        if user.name in STORES:
+            with ir.InsertionPoint(user), user.location:
+                user.operands[0] = arith.extf(_with_f32(user.operands[0].type), user.operands[0])
+        else:
+            _load_as_f32(user)
+
+
+def _load_as_f32(load) -> None:
+    f16_type, f32_type = load.result.type, _with_f32(load.result.type)
+    load.result.set_type(f32_type)
+    widened = [use.owner for use in load.result.uses
+               if use.owner.name == "arith.extf" and use.owner.results[0].type == f32_type]
+    if len(widened) < len(list(load.result.uses)):
+        with ir.InsertionPoint.after(load), load.location:
+            value = arith.truncf(f16_type, load.result)
+        load.result.replace_all_uses_except(value, value.owner.operation)
+    for extf in widened:
+        extf.results[0].replace_all_uses_with(load.result)
+        extf.erase()

@@ -3,7 +3,8 @@
     flatten_buffers (flatten.py)        views and copies -> flat buffers, index arithmetic
     fp8_values_as_f32 (fp8.py)          fp8 buffers as i8, values as f32, conversions as bit
                                         arithmetic (the OpenCL C emitter's helpers)
-    half_types.py                       bf16 buffers as i16, f16/bf16 scalar arguments as f32
+    half_types.py                       bf16 buffers as i16, f16/bf16 scalar arguments as f32,
+                                        f16 work-group tiles as f32
     widen_index (index_width.py)        `index` -> i64, so all conversions agree on it
     casts.py                            saturating fptosi/fptoui, math.trunc
     tanh.py                             f32 math.tanh as the OpenCL C emitter's exact helper
@@ -37,7 +38,7 @@ from .flatten import SpirvStageError, flatten_buffers, local_size
 from .fp8 import check_no_fp8, fp8_values_as_f32
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
-from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16
+from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16, f16_tiles_as_f32
 from .index_width import widen_index
 from .tanh import expand_f32_tanh
 
@@ -145,6 +146,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         for func in _funcs(module):
             fp8_values_as_f32(func)
             bf16_buffers_as_i16(func)
+            f16_tiles_as_f32(func)
             widen_index(func)
             saturate_float_to_int(func)
             expand_trunc(func)
