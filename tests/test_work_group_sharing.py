@@ -161,6 +161,32 @@ def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
     assert loop.count("gpu.barrier") == 2, out
 
 
+def test_a_loop_holding_barriers_is_entered_after_a_barrier_not_a_branch():
+    # PoCL 3.1 lost work-item 0's section before such a loop (tutorial 09's accumulator
+    # reset); the loop gets a barrier right before it, outside it (once per entry).
+    out = rewrite("""
+  %c4 = arith.constant 4 : index
+  scf.for %r = %c0 to %c4 step %c1 {
+    memref.store %zero, %out[%r] : memref<?xf32>
+    scf.for %k = %c0 to %c4 step %c1 {
+      scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+        %x = memref.load %t[%i] : memref<256xf32>
+        %j = arith.addi %i, %c1 : index
+        memref.store %x, %u[%j] : memref<257xf32>
+        scf.reduce
+      }
+      scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+        %x = memref.load %u[%i] : memref<257xf32>
+        memref.store %x, %t[%i] : memref<256xf32>
+        scf.reduce
+      }
+    }
+  }""")
+    assert re.search(r"scf.if %\w+ \{\n\s*memref.store %cst, %arg0\[%arg1\] .*\n\s*\}\n"
+                     r"\s*gpu.barrier\n\s*scf.for %arg2 = %c0 to %c4 ", out), out
+    assert out[out.index("scf.for %arg2 = %c0 to %c4 "):].count("gpu.barrier") == 2, out
+
+
 def test_gather_nests_are_shared_by_owner():
     # loads through indices read from a tile: upstream affine analysis gives up, but
     # every iteration writes only its own element
