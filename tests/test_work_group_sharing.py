@@ -140,11 +140,9 @@ def test_reduction_to_a_scalar_becomes_a_work_group_tree():
     assert out.count("gpu.barrier") == 1 + 1 + 7 + 1, out
 
 
-def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
-    # Each iteration reads the tile at other work-items' elements, then overwrites it:
-    # the next iteration's writes must wait for this iteration's reads.
-    out = rewrite("""
-  scf.for %r = %c0 to %c256 step %c1 {
+# One step of a loop: the tile shifted by one element through %u (other work-items'
+# elements: barriers between the two loops and before the next step's first one).
+SHIFT_STEP = """
     scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
       %x = memref.load %t[%i] : memref<256xf32>
       %j = arith.addi %i, %c1 : index
@@ -155,7 +153,14 @@ def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
       %x = memref.load %u[%i] : memref<257xf32>
       memref.store %x, %t[%i] : memref<256xf32>
       scf.reduce
-    }
+    }"""
+
+
+def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
+    # Each iteration reads the tile at other work-items' elements, then overwrites it:
+    # the next iteration's writes must wait for this iteration's reads.
+    out = rewrite("""
+  scf.for %r = %c0 to %c256 step %c1 {""" + SHIFT_STEP + """
   }""")
     loop = out[out.index("scf.for %arg1"):]
     assert loop.count("gpu.barrier") == 2, out
@@ -169,18 +174,7 @@ def test_a_single_section_followed_by_a_loop_is_closed_by_a_barrier():
   %c4 = arith.constant 4 : index
   scf.for %r = %c0 to %c4 step %c1 {
     memref.store %zero, %out[%r] : memref<?xf32>
-    scf.for %k = %c0 to %c4 step %c1 {
-      scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-        %x = memref.load %t[%i] : memref<256xf32>
-        %j = arith.addi %i, %c1 : index
-        memref.store %x, %u[%j] : memref<257xf32>
-        scf.reduce
-      }
-      scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-        %x = memref.load %u[%i] : memref<257xf32>
-        memref.store %x, %t[%i] : memref<256xf32>
-        scf.reduce
-      }
+    scf.for %k = %c0 to %c4 step %c1 {""" + SHIFT_STEP + """
     }
   }""")
     assert re.search(r"scf.if %\w+ \{\n\s*memref.store %cst, %arg0\[%arg1\] .*\n\s*\}\n"
