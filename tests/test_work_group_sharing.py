@@ -166,10 +166,9 @@ def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
     assert loop.count("gpu.barrier") == 2, out
 
 
-def test_a_single_section_followed_by_a_loop_is_closed_by_a_barrier():
-    # PoCL 3.1 lost work-item 0's section when a branch or a loop header followed it
-    # before the next barrier (tutorial 09's accumulator reset before its K loop); the
-    # section gets a barrier right after it, outside the loop (once per entry).
+def test_a_loop_holding_barriers_is_entered_after_a_barrier_not_a_branch():
+    # PoCL 3.1 lost work-item 0's section before such a loop (tutorial 09's accumulator
+    # reset); the loop gets a barrier right before it, outside it (once per entry).
     out = rewrite("""
   %c4 = arith.constant 4 : index
   scf.for %r = %c0 to %c4 step %c1 {

@@ -82,7 +82,7 @@ def _share_function(func, work_items: int) -> None:
     sharing.guard_block(entry)
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
-    _close_single_sections(entry, sharing.single)
+    _enter_barrier_loops_after_a_barrier(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
 
 
@@ -841,36 +841,37 @@ def _balance_barriers(block: ir.Block) -> None:
                     gpu.barrier()
 
 
-def _close_single_sections(block: ir.Block, sections: list, entry: bool = True) -> None:
-    """PoCL 3.1 loses a single-work-item section (`scf.if lid == 0`) when another branch
-    or a loop header follows it before the next barrier: work-item 0's reset of the
-    accumulator before tutorial 09's K loop, and its operand-tile load before a masked
-    fill in tl.dot of fp16 operands, did not happen, while Oclgrind (no race reported)
-    and Intel's runtime computed the right results. Such a section gets a barrier right
-    after it (every work-item reaches it: sections lie in uniform control flow). Sections
-    that only straight-line code and a barrier, or the kernel's end, follow need none."""
-    ops = list(block.operations)
-    for op in ops:
+def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
+    """PoCL 3.1 miscompiles a loop holding barriers when the code between the previous
+    barrier and the loop holds an `scf.if`, e.g. a single-work-item section: in
+    the persistent matmul (tutorial 09) work-item 0's reset of the accumulator tile
+    before the K loop was lost from the second tile on, while Oclgrind (no race
+    reported) and Intel's runtime computed the right tiles. Such a loop gets a barrier
+    right before it (once per entry, not per iteration; the loop's trip count is
+    uniform, so every work-item reaches it)."""
+    for op in block.operations:
         for region in op.regions:
             for inner in region.blocks:
-                _close_single_sections(inner, sections, entry=False)
-    for position, op in enumerate(ops):
-        if any(op_of(op) == section for section in sections) and \
-                _branch_follows(ops[position + 1:], entry):
-            with op.location, ir.InsertionPoint(ops[position + 1]):
+                _enter_barrier_loops_after_a_barrier(inner)
+    for op in list(block.operations):
+        if op.operation.name in ("scf.for", "scf.while") and _has_barrier(op) and \
+                _branch_since_barrier(op):
+            with op.location, ir.InsertionPoint(op):
                 gpu.barrier()
 
 
-def _branch_follows(rest: list, entry: bool) -> bool:
-    """Whether control reaches a branch or a loop header from the ops `rest` (up to
-    their block's end) before a barrier: an op with regions, or the end of a block other
-    than the function's (the enclosing loop's latch or branch join)."""
-    for op in rest:
+def _branch_since_barrier(loop) -> bool:
+    """Whether an `scf.if` comes between the last barrier of `loop`'s block (or the
+    block's start) and `loop` (distributed loops there are compiled right)."""
+    seen = False
+    for op in op_of(loop).block.operations:
+        if op_of(op) == op_of(loop):
+            break
         if op.operation.name == "gpu.barrier":
-            return False
-        if op.regions:
-            return True
-    return not entry
+            seen = False
+        elif op.operation.name == "scf.if":
+            seen = True
+    return seen
 
 
 def _has_barrier(op) -> bool:
