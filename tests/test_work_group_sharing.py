@@ -140,11 +140,9 @@ def test_reduction_to_a_scalar_becomes_a_work_group_tree():
     assert out.count("gpu.barrier") == 1 + 1 + 7 + 1, out
 
 
-def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
-    # Each iteration reads the tile at other work-items' elements, then overwrites it:
-    # the next iteration's writes must wait for this iteration's reads.
-    out = rewrite("""
-  scf.for %r = %c0 to %c256 step %c1 {
+# One step of a loop: the tile shifted by one element through %u (other work-items'
+# elements: barriers between the two loops and before the next step's first one).
+SHIFT_STEP = """
     scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
       %x = memref.load %t[%i] : memref<256xf32>
       %j = arith.addi %i, %c1 : index
@@ -155,10 +153,32 @@ def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
       %x = memref.load %u[%i] : memref<257xf32>
       memref.store %x, %t[%i] : memref<256xf32>
       scf.reduce
-    }
+    }"""
+
+
+def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
+    # Each iteration reads the tile at other work-items' elements, then overwrites it:
+    # the next iteration's writes must wait for this iteration's reads.
+    out = rewrite("""
+  scf.for %r = %c0 to %c256 step %c1 {""" + SHIFT_STEP + """
   }""")
     loop = out[out.index("scf.for %arg1"):]
     assert loop.count("gpu.barrier") == 2, out
+
+
+def test_a_loop_holding_barriers_is_entered_after_a_barrier_not_a_branch():
+    # PoCL 3.1 lost work-item 0's section before such a loop (tutorial 09's accumulator
+    # reset); the loop gets a barrier right before it, outside it (once per entry).
+    out = rewrite("""
+  %c4 = arith.constant 4 : index
+  scf.for %r = %c0 to %c4 step %c1 {
+    memref.store %zero, %out[%r] : memref<?xf32>
+    scf.for %k = %c0 to %c4 step %c1 {""" + SHIFT_STEP + """
+    }
+  }""")
+    assert re.search(r"scf.if %\w+ \{\n\s*memref.store %cst, %arg0\[%arg1\] .*\n\s*\}\n"
+                     r"\s*gpu.barrier\n\s*scf.for %arg2 = %c0 to %c4 ", out), out
+    assert out[out.index("scf.for %arg2 = %c0 to %c4 "):].count("gpu.barrier") == 2, out
 
 
 def test_gather_nests_are_shared_by_owner():

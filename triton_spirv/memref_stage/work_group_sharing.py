@@ -90,6 +90,7 @@ def _share_function(func, work_items: int) -> None:
     sharing.guard_block(entry)
     _Barriers(sharing).scan(entry, [], insert=True)
     _balance_barriers(entry)
+    _enter_barrier_loops_after_a_barrier(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
 
 
@@ -867,6 +868,39 @@ def _balance_barriers(block: ir.Block) -> None:
             if not any(_has_barrier(inner) for inner in branch.operations):
                 with op.location, ir.InsertionPoint.at_block_begin(branch):
                     gpu.barrier()
+
+
+def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
+    """PoCL 3.1 miscompiles a loop holding barriers when the code between the previous
+    barrier and the loop holds an `scf.if`, e.g. a single-work-item section: in
+    the persistent matmul (tutorial 09) work-item 0's reset of the accumulator tile
+    before the K loop was lost from the second tile on, while Oclgrind (no race
+    reported) and Intel's runtime computed the right tiles. Such a loop gets a barrier
+    right before it (once per entry, not per iteration; the loop's trip count is
+    uniform, so every work-item reaches it)."""
+    for op in block.operations:
+        for region in op.regions:
+            for inner in region.blocks:
+                _enter_barrier_loops_after_a_barrier(inner)
+    for op in list(block.operations):
+        if op.operation.name in ("scf.for", "scf.while") and _has_barrier(op) and \
+                _branch_since_barrier(op):
+            with op.location, ir.InsertionPoint(op):
+                gpu.barrier()
+
+
+def _branch_since_barrier(loop) -> bool:
+    """Whether an `scf.if` comes between the last barrier of `loop`'s block (or the
+    block's start) and `loop` (distributed loops there are compiled right)."""
+    seen = False
+    for op in op_of(loop).block.operations:
+        if op_of(op) == op_of(loop):
+            break
+        if op.operation.name == "gpu.barrier":
+            seen = False
+        elif op.operation.name == "scf.if":
+            seen = True
+    return seen
 
 
 def _has_barrier(op) -> bool:
