@@ -192,7 +192,10 @@ def test_generated_cl_copies_tiles_with_vectors():
     x = torch.rand(5000)
     y = torch.rand(5000)
     out = torch.empty_like(x)
-    compiled = add_kernel[(triton.cdiv(5000, 1024),)](x, y, out, 5000, BLOCK=1024)
+    # The CPU shape (one work-item per program) copies rows with vectors; the GPU shape
+    # keeps the work-group's async copies.
+    compiled = add_kernel[(triton.cdiv(5000, 1024),)](x, y, out, 5000, BLOCK=1024, opencl_target="cpu")
+    assert torch.equal(out, x + y)
     source = compiled.asm["cl"]
     assert "vstore16(vload16(0, x_ptr" in source
     assert "__local float" in source
@@ -207,7 +210,8 @@ def test_generated_cl_names_values_by_role():
     direct path compares are named by their role."""
     x, y = torch.rand(5000), torch.rand(5000)
     out = torch.empty_like(x)
-    compiled = add_kernel[(triton.cdiv(5000, 1024),)](x, y, out, 5000, BLOCK=1024)
+    compiled = add_kernel[(triton.cdiv(5000, 1024),)](x, y, out, 5000, BLOCK=1024, opencl_target="cpu")
+    assert torch.equal(out, x + y)
     lines = [line.strip() for line in compiled.asm["cl"].splitlines()]
     assert "int pid = (int)pid_x;" in lines
     assert "long mask_bound = (long)n - offs;" in lines
