@@ -16,6 +16,33 @@ def op_of(op) -> ir.Operation:
     return op.operation if hasattr(op, "operation") else op
 
 
+def nested_ops(block: ir.Block) -> list:
+    """The ops of `block` and of every region nested in it, in program order (each op
+    before the ops of its regions)."""
+    found = []
+    for op in block.operations:
+        found.append(op)
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(nested_ops(inner))
+    return found
+
+
+def nested_allocs(block: ir.Block) -> list:
+    """The `memref.alloc`s of `block` and of the regions nested in it."""
+    return [op for op in nested_ops(block) if op.operation.name == "memref.alloc"]
+
+
+def is_nested_in(op, ancestor) -> bool:
+    """Whether `op` is `ancestor` or nested in one of its regions."""
+    op, ancestor = op_of(op), op_of(ancestor)
+    while op is not None:
+        if op == ancestor:
+            return True
+        op = op.parent
+    return False
+
+
 def owner(value: ir.Value):
     """The op defining `value`, or None for a block argument."""
     defining = value.owner

@@ -26,6 +26,8 @@ the loops' iterations were independent before and are now only grouped.
 """
 from __future__ import annotations
 
+from math import prod
+
 from mlir import ir
 from mlir.dialects import arith, scf
 
@@ -120,7 +122,7 @@ def _block_steps(tile: ir.Value, loops: list, chosen: dict) -> tuple | None:
                 [constant_index(v) for v in ubs] != list(shape):
             return None
         all_steps.append(steps)
-    coarsest = max(all_steps, key=_product)
+    coarsest = max(all_steps, key=prod)
     if any(size % step for size, step in zip(shape, coarsest)) or \
             any(c % s for steps in all_steps for c, s in zip(coarsest, steps)):
         return None
@@ -236,10 +238,3 @@ def _enclosing(op, loops: list):
                 return loop
         parent = parent.parent if hasattr(parent, "parent") else None
     return None
-
-
-def _product(values) -> int:
-    result = 1
-    for v in values:
-        result *= v
-    return result

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .affine_nests import constant_index, memory_access, op_of
+from .affine_nests import constant_index, is_nested_in, memory_access, nested_allocs, op_of
 
 
 def forward_fills(module: ir.Module) -> int:
@@ -26,20 +26,10 @@ def forward_fills(module: ir.Module) -> int:
     for func in module.body.operations:
         if func.operation.name != "func.func" or not func.regions[0].blocks:
             continue
-        for alloc in _allocs(func.regions[0].blocks[0]):
+        for alloc in [a for a in nested_allocs(func.regions[0].blocks[0]) if not len(a.operands)]:
             forwarded += _forward(alloc)
     return forwarded
 
-
-def _allocs(block: ir.Block) -> list:
-    found = []
-    for op in block.operations:
-        if op.operation.name == "memref.alloc" and not len(op.operands):
-            found.append(op)
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_allocs(inner))
-    return found
 
 
 def _forward(alloc) -> int:
@@ -78,7 +68,7 @@ def _fill_loop(store, tile: ir.Value):
     if len(ops) != 2 or op_of(ops[0]) != op_of(store):
         return None
     value = store.operands[0]
-    if not isinstance(value, ir.OpResult) or _inside(value.owner, loop):
+    if not isinstance(value, ir.OpResult) or is_nested_in(value.owner, loop):
         return None
     ivs = list(body.arguments)
     if access[1] != ivs:
@@ -92,14 +82,6 @@ def _fill_loop(store, tile: ir.Value):
         steps[:-1] == [1] * (n - 1) and steps[-1] == width
     return loop if full else None
 
-
-def _inside(op, loop) -> bool:
-    op = op_of(op)
-    while op is not None:
-        if op == loop:
-            return True
-        op = op.parent
-    return False
 
 
 def _retarget(clone, old: ir.Value, new: ir.Value) -> None:

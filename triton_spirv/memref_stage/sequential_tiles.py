@@ -20,20 +20,20 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .affine_nests import VIEW_OPS, op_of
+from .affine_nests import VIEW_OPS, nested_ops, op_of
 
 
 def share_sequential_tiles(entry: ir.Block, keep=()) -> int:
     """Merges tiles with disjoint lifetimes among the top-level ops of `entry` (a
     kernel's body) and of every loop body in it, except the buffers of `keep`; returns
     how many tiles were folded into others."""
-    tiles = [op for op in _all_ops(entry)
+    tiles = [op for op in nested_ops(entry)
              if op.operation.name == "memref.alloc" and not len(op.operands) and
              op.results[0] not in keep]
     merged = []
     # Loop bodies first, inner ones before outer ones (a tile shared across two loops
     # is no longer used inside one), then the kernel's top level.
-    for loop in reversed(_all_ops(entry)):
+    for loop in reversed(nested_ops(entry)):
         if loop.operation.name == "scf.for":
             body = loop.regions[0].blocks[0]
             # A tile whose first use in each iteration overwrites all of it carries
@@ -84,15 +84,6 @@ def _overwritten_first(span: list, body: ir.Block) -> bool:
         first.operands[0] != tile and \
         sum(1 for use in tile.uses if op_of(use.owner) == op_of(first)) == 1
 
-
-def _all_ops(block: ir.Block) -> list:
-    found = []
-    for op in block.operations:
-        found.append(op)
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_all_ops(inner))
-    return found
 
 
 def _span(alloc, entry: ir.Block, positions: dict):

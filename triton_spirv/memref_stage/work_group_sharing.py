@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
-from .affine_nests import VIEW_OPS, op_of, owner
+from .affine_nests import VIEW_OPS, nested_allocs, op_of, owner
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
@@ -93,18 +93,6 @@ def _share_function(func, work_items: int) -> None:
     _enter_barrier_loops_after_a_barrier(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
 
-
-def _allocs(block: ir.Block) -> list:
-    """The memref.allocs of `block` and of the regions nested in it: the tiles of both
-    versions of a versioned kernel (ttir_to_linalg/versioning.py) live in scf.if branches."""
-    found = []
-    for op in block.operations:
-        if op.operation.name == "memref.alloc":
-            found.append(op)
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_allocs(inner))
-    return found
 
 
 def _bound_key(value: ir.Value):
@@ -198,7 +186,7 @@ class _Sharing:
         other such tiles: loop-carried tiles) becomes a private array of that
         work-item's elements: `[owned]`, or `[owned, offset...]` for blocks."""
         plans = {}
-        for op in _allocs(block):
+        for op in nested_allocs(block):
             plan = self._private_plan(op)
             if plan is not None:
                 plans[op.results[0]] = plan
