@@ -13,6 +13,7 @@
 import glob
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -141,6 +142,41 @@ func.func @k(%x: memref<?xf32>) attributes {opencl.local_size = array<i64: 64, 1
     assert "memref.alloc() : memref<16xf32, 3>" in out
     assert "gpu.barrier" not in out          # neither copy is shared between work-items
     assert "gpu.block_dim" not in out
+
+
+def test_flatten_shares_copies_of_uniform_branches_only():
+    """A branch every work-item takes alike (an early return on a loaded value) shares
+    its copy between the work-items between barriers; a section marked
+    `opencl.single_work_item` (memref_stage/work_group_sharing.py) and a branch on the
+    work-item id keep theirs with whoever reaches them, with no barrier inside."""
+    text = """
+func.func @k(%x: memref<?xf32>, %flag: i1) attributes {opencl.local_size = array<i64: 64, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %tile = memref.alloc() : memref<16xf32>
+  %src = memref.reinterpret_cast %x to offset: [0], sizes: [16], strides: [1]
+      : memref<?xf32> to memref<16xf32, strided<[1]>>
+  scf.if %flag {
+    memref.copy %src, %tile : memref<16xf32, strided<[1]>> to memref<16xf32>
+  }
+  scf.if %flag {
+    memref.copy %tile, %src : memref<16xf32> to memref<16xf32, strided<[1]>>
+  } {opencl.single_work_item}
+  %t = gpu.thread_id x
+  %few = arith.cmpi ult, %t, %c0 : index
+  scf.if %few {
+    memref.copy %tile, %src : memref<16xf32> to memref<16xf32, strided<[1]>>
+  }
+  return
+}
+"""
+    out = _rewritten(text, flatten_buffers)
+    assert "memref.copy" not in out
+    branches = [m.start() for m in re.finditer(r"scf\.if ", out)]
+    assert len(branches) == 3, out
+    barriers = [m.start() for m in re.finditer(r"gpu\.barrier", out)]
+    # the shared copy: barriers before and after it, inside the first branch only
+    assert len(barriers) == 2 and all(branches[0] < b < branches[1] for b in barriers), out
+    assert out.count("gpu.block_dim") == 3      # x, y, z: the group's size, once
 
 
 def test_flatten_copy_of_one_work_item_moves_rows_in_vectors():

@@ -114,6 +114,33 @@ def test_serial_work_runs_on_work_item_zero_between_barriers():
     assert out.index("gpu.barrier") < out.index("scf.if")
 
 
+def test_single_sections_are_marked_and_uniform_branches_are_not():
+    """The `scf.if lid == 0` of a single-work-item section carries the unit attribute
+    that later stages read (spirv/flatten.py shares copies between the work-items
+    everywhere else); a branch on a loaded value, which every work-item takes alike
+    (an early return), is not marked, and its distributed loop stays shared."""
+    out = rewrite("""
+  %v = memref.load %out[%c0] : memref<?xf32>
+  %ignored = arith.cmpf oeq, %v, %zero : f32
+  scf.if %ignored {
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      memref.store %zero, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+    memref.store %zero, %out[%c256] : memref<?xf32>
+  }""")
+    branches = re.findall(r"scf\.if (%\w+) \{", out)
+    assert len(branches) == 2, out
+    marked = re.findall(r"\} \{opencl\.single_work_item\}", out)
+    assert len(marked) == 1, out
+    # the marked one is the lid == 0 section, inside the uniform branch, after its loop
+    section = out.index(f"scf.if {branches[1]} {{")
+    assert re.search(rf"{branches[1]} = arith.cmpi eq, %thread_id_x", out), out
+    assert f"{branches[0]} = arith.cmpf oeq" in out
+    assert out.index("scf.for") < section < out.index("opencl.single_work_item")
+    assert out.index("memref.store %cst, %arg0[%c256]") > section
+
+
 def test_reduction_to_a_scalar_becomes_a_work_group_tree():
     out = rewrite("""
   %acc = memref.alloc() : memref<f32>
@@ -176,7 +203,8 @@ def test_a_loop_holding_barriers_is_entered_after_a_barrier_not_a_branch():
     scf.for %k = %c0 to %c4 step %c1 {""" + SHIFT_STEP + """
     }
   }""")
-    assert re.search(r"scf.if %\w+ \{\n\s*memref.store %cst, %arg0\[%arg1\] .*\n\s*\}\n"
+    assert re.search(r"scf.if %\w+ \{\n\s*memref.store %cst, %arg0\[%arg1\] .*\n"
+                     r"\s*\} \{opencl.single_work_item\}\n"
                      r"\s*gpu.barrier\n\s*scf.for %arg2 = %c0 to %c4 ", out), out
     assert out[out.index("scf.for %arg2 = %c0 to %c4 "):].count("gpu.barrier") == 2, out
 

@@ -47,6 +47,10 @@ from .sequential_tiles import share_sequential_tiles
 MAX_CHUNK = 4
 # Triton counts num_warps in warps of 32 lanes (its threads_per_warp).
 WARP_LANES = 32
+# Unit attribute of the `scf.if lid == 0` of a single-work-item section: later stages
+# (the SPIR-V stage's copies, spirv/flatten.py) read from it that only work-item 0 runs
+# the region, while every other branch of the kernel is taken by all work-items alike.
+SINGLE_WORK_ITEM = "opencl.single_work_item"
 
 _WRITES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy",
            "memref.atomic_rmw", "memref.generic_atomic_rmw", "gpu.printf")
@@ -337,7 +341,7 @@ class _Sharing:
                 memref.store(self._clone_combiner(match, old, total), match.accumulator, [])
                 scf.YieldOp([])
         # Only when the loop runs at all: an empty range leaves acc as it is.
-        self.single.append(op_of(final))
+        self._single_section(final)
         self.partitioned[op_of(final)] = _plain_accesses(final, SINGLE)
         loop.operation.erase()
 
@@ -434,6 +438,12 @@ class _Sharing:
                     owner_op.operands[number] = shared
         if loads:   # the loads were put before the section; it goes first
             op_of(guard).move_before(loads[0].owner)
+        self._single_section(guard)
+
+    def _single_section(self, guard) -> None:
+        """Records `guard` (an `scf.if lid == 0`) as a section work-item 0 runs alone,
+        and marks it so for later stages."""
+        guard.operation.attributes[SINGLE_WORK_ITEM] = ir.UnitAttr.get()
         self.single.append(op_of(guard))
 
 

@@ -14,7 +14,11 @@ not legalize. This pass rewrites, in place:
 - every `memref.copy` into a loop nest of loads and stores; in kernels with more than
   one work-item per group the work-items share the elements and meet at barriers
   before and after, as `async_work_group_copy` + `wait_group_events` would (upstream's
-  SPIR-V dialect has no OpGroupAsyncCopy to build instead).
+  SPIR-V dialect has no OpGroupAsyncCopy to build instead), unless only some
+  work-items reach the copy: inside a single-work-item section (an `scf.if` marked
+  `opencl.single_work_item` by memref_stage/work_group_sharing.py) or under a branch or
+  loop whose condition or bounds depend on the work-item id. Other branches (an early
+  `return` on a loaded value) are taken by the whole work-group and share their copies.
 
 Views are then dead and erased. Anything else that reads a view is an error naming the
 op and its source line.
@@ -28,6 +32,8 @@ from mlir.dialects import arith, gpu, memref, scf, vector
 
 from emitter_opencl.locations import source_line
 from emitter_opencl.views import Buffer, Expr, View, product, rank_reduction_mask
+
+from ..memref_stage.work_group_sharing import SINGLE_WORK_ITEM
 
 VIEW_OPS = ("memref.reinterpret_cast", "memref.subview", "memref.collapse_shape",
             "memref.expand_shape", "memref.cast")
@@ -135,6 +141,7 @@ class Flattener:
         self.roots: dict = {}       # root id -> root Value
         self.dead: list = []        # view and alloc ops to erase, in program order
         self.private: set = set()   # root Values of each work-item's own arrays
+        self.divergent = Divergence()
 
     # --- views ----------------------------------------------------------------------
 
@@ -250,11 +257,11 @@ class Flattener:
         dst = self.view_of(op.operands[1], op)
         sizes = [s if isinstance(s, int) or t is None else t
                  for s, t in zip(src.sizes, dst.sizes)]
-        if self.work_items == 1 or _under_a_branch(op) or \
+        if self.work_items == 1 or self.divergent.reaches_some(op) or \
                 {self.root(src), self.root(dst)} & self.private:
-            # Inside an scf.if (e.g. a section only work-item 0 runs) not every work-item
-            # reaches the copy, and a work-item's private array is its own to fill:
-            # whoever runs the copy does all of it, with no barrier.
+            # Where only some work-items reach the copy (a section of work-item 0), and
+            # into a work-item's private array, whoever runs the copy does all of it,
+            # with no barrier.
             self.copy_nest(src, dst, sizes, [])
         else:
             self.shared_copy(src, dst, sizes)
@@ -376,14 +383,49 @@ class Flattener:
             raise error_at(op, "takes the address of a view, not of a kernel argument")
 
 
-def _under_a_branch(op) -> bool:
-    """Whether `op` sits inside an scf.if or scf.while, where work-items may diverge."""
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name in ("scf.if", "scf.while"):
-            return True
-        parent = parent.parent
-    return False
+class Divergence:
+    """Which ops only some work-items of a group reach: those inside a single-work-item
+    section, or under an `scf.if`/`scf.while`/`scf.for` whose operands (condition,
+    bounds) depend on `gpu.thread_id`. Values loaded at the same index by every
+    work-item are the same for all (the memref stage's sharing reads uniform values
+    redundantly), so a branch on them is taken by the whole group."""
+
+    def __init__(self):
+        self.known: dict = {}       # Value -> whether it depends on the work-item id
+
+    def reaches_some(self, op) -> bool:
+        parent = op.parent
+        while parent is not None and parent.name != "func.func":
+            if SINGLE_WORK_ITEM in parent.attributes:
+                return True
+            if parent.name in ("scf.if", "scf.while", "scf.for") and \
+                    any(self.depends_on_work_item(v) for v in _control_operands(parent)):
+                return True
+            parent = parent.parent
+        return False
+
+    def depends_on_work_item(self, value: ir.Value) -> bool:
+        if value in self.known:
+            return self.known[value]
+        self.known[value] = False       # cycles through loop-carried values
+        if isinstance(value, ir.OpResult):
+            op = value.owner
+            found = op.name == "gpu.thread_id" or \
+                any(self.depends_on_work_item(v) for v in _control_operands(op))
+        else:       # a block argument: the induction variable or iter_arg of a loop
+            op = value.owner.owner
+            found = op is not None and op.name != "func.func" and \
+                any(self.depends_on_work_item(v) for v in _control_operands(op))
+        self.known[value] = found
+        return found
+
+
+def _control_operands(op) -> list:
+    """The operands of `op`, and for an `scf.while` the condition that ends it."""
+    operands = list(op.operands)
+    if op.name == "scf.while":
+        operands.append(op.regions[0].blocks[0].operations[-1].operands[0])
+    return operands
 
 
 def _element_aligned(op):
