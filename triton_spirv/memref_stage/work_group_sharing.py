@@ -12,10 +12,11 @@ work-group id stays `program_id`). The rewrite runs on the scf stage, after upst
    base += work_items * chunk`: contiguous chunks vectorize and keep neighbouring
    work-items on neighbouring addresses.
 2. **Single-work-item sections.** Any other op that writes memory (a serial reduction
-   loop, a local-to-local copy, a scalar store, an atomic, a printf) would be run by
-   every work-item; it runs on work-item 0 (`scf.if lid == 0`). Ops that only read run
-   on every work-item alike (uniform values, no race). Async copies between global and
-   local memory stay work-group collective.
+   loop, a scalar store, an atomic, a printf) would be run by every work-item; it runs
+   on work-item 0 (`scf.if lid == 0`, marked `opencl.single_work_item`). Ops that only
+   read run on every work-item alike (uniform values, no race). Async copies between
+   global and local memory stay work-group collective; copies between two tiles are
+   spread over the work-items (element lid, lid + work_items, ...).
 3. **Barriers.** An analysis of which work-item touches which elements: each access is
    owned by a distribution (the same chunk of the same loop space, indexed by the
    induction variables in the same positions of the same view), by work-item 0, or by
@@ -31,6 +32,7 @@ local size.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -389,6 +391,11 @@ class _Sharing:
         repeat into one `scf.if lid == 0`; recurses into ops holding shared work."""
         run = []
         for op in list(block.operations):
+            if _tile_to_tile_copy(op):
+                self._guard(run)
+                run = []
+                self._spread_copy(op)
+                continue
             if self._shared(op) or not _writes_memory(op) or _is_terminator(op):
                 self._guard(run)
                 run = []
@@ -400,6 +407,25 @@ class _Sharing:
                 continue
             run.append(op)
         self._guard(run)
+
+    def _spread_copy(self, copy) -> None:
+        """A copy between two work-group tiles: work-item `lid` moves elements lid,
+        lid + work_items, ... (row-major). Not a loop of work-item 0: inside a loop
+        holding barriers, PoCL 3.1 skipped such a section's loop from the second
+        work-group on (the cross-entropy kernel's running maximum then started from the
+        previous row's tile), while Intel's runtime and Oclgrind ran it right."""
+        source, target = copy.operands[0], copy.operands[1]
+        shape = ir.MemRefType(source.type).shape
+        with copy.location, ir.InsertionPoint(copy):
+            index = ir.IndexType.get()
+            loop = scf.ForOp(self.lid, arith.constant(index, math.prod(shape)),
+                             arith.constant(index, self.work_items))
+        with copy.location, ir.InsertionPoint(loop.body):
+            indices = _delinearize(loop.induction_variable,
+                                   [arith.constant(index, n) for n in shape])
+            memref.store(memref.load(source, indices), target, indices)
+            scf.YieldOp([])
+        copy.operation.erase()
 
     def _shared(self, op) -> bool:
         """Distributed loops, collective copies, or ops holding them."""
@@ -687,6 +713,18 @@ def _inside_any(op, run) -> bool:
             return True
         parent = parent.parent if hasattr(parent, "parent") else None
     return False
+
+
+def _tile_to_tile_copy(op) -> bool:
+    """A `memref.copy` of more than one element between two work-group tiles (not
+    private arrays) of a static shape."""
+    if op.operation.name != "memref.copy":
+        return False
+    source, target = op.operands[0], op.operands[1]
+    if not all(_is_local(v) and not _is_private(_root(v)) for v in (source, target)):
+        return False
+    source_type = ir.MemRefType(source.type)
+    return source_type.has_static_shape and math.prod(source_type.shape) > 1
 
 
 def _is_terminator(op) -> bool:
