@@ -142,26 +142,33 @@ def test_single_sections_are_marked_and_uniform_branches_are_not():
 
 
 def test_tile_to_tile_copy_is_spread_over_the_work_items():
-    """A copy between two work-group tiles moves element lid, lid + 128, ... on each
-    work-item (a loop of work-item 0 inside a loop holding barriers was skipped by
-    PoCL 3.1), after a barrier (the fill's elements change owner) and before one (the
-    read of another work-item's element)."""
+    """A copy between two work-group tiles in a loop's body moves element lid,
+    lid + 128, ... on each work-item (a loop of work-item 0 inside a loop holding
+    barriers was skipped by PoCL 3.1), after a barrier (the fill's elements change
+    owner) and before one (the read of another work-item's element)."""
     out = rewrite("""
+  %c4 = arith.constant 4 : index
   %a = memref.subview %t[0] [16] [1] : memref<256xf32> to memref<16xf32, strided<[1]>>
   %b = memref.subview %u[1] [16] [1] : memref<257xf32> to memref<16xf32, strided<[1], offset: 1>>
-  memref.copy %a, %b : memref<16xf32, strided<[1]>> to memref<16xf32, strided<[1], offset: 1>>
+  scf.for %r = %c0 to %c4 step %c1 {
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      memref.store %zero, %t[%i] : memref<256xf32>
+      scf.reduce
+    }
+    memref.copy %a, %b : memref<16xf32, strided<[1]>> to memref<16xf32, strided<[1], offset: 1>>
+  }
   %s = memref.load %u[%c1] : memref<257xf32>
   memref.store %s, %out[%c0] : memref<?xf32>""")
     assert "memref.copy" not in out
-    spread = re.search(r"scf.for (%arg\d+) = %thread_id_x to %c16 step %c128 \{\n"
+    spread = re.search(r"gpu.barrier\n\s*scf.for (%arg\d+) = %thread_id_x to %c16 step %c128 \{\n"
                        r"\s*(%\w+) = memref.load %subview\[\1\].*\n"
                        r"\s*memref.store \2, %subview_\d+\[\1\]", out)
     assert spread, out
-    barriers = [m.start() for m in re.finditer("gpu.barrier", out)]
-    assert len(barriers) == 2 and barriers[0] < spread.start() < barriers[1], out
-    # the store of the element read: work-item 0's section, after the second barrier
+    after = out[spread.end():]
+    assert after.index("gpu.barrier") < after.index("memref.load %alloc_0[%c1]"), out
+    # the store of the element read: work-item 0's section, the only one
     assert out.count("opencl.single_work_item") == 1
-    assert barriers[1] < out.index("scf.if")
+    assert after.index("gpu.barrier") < after.index("scf.if")
 
 
 def test_reduction_to_a_scalar_becomes_a_work_group_tree():

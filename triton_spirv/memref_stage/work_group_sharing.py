@@ -15,8 +15,8 @@ work-group id stays `program_id`). The rewrite runs on the scf stage, after upst
    loop, a scalar store, an atomic, a printf) would be run by every work-item; it runs
    on work-item 0 (`scf.if lid == 0`, marked `opencl.single_work_item`). Ops that only
    read run on every work-item alike (uniform values, no race). Async copies between
-   global and local memory stay work-group collective; copies between two tiles are
-   spread over the work-items (element lid, lid + work_items, ...).
+   global and local memory stay work-group collective; copies between two tiles in a
+   loop's body are spread over the work-items (element lid, lid + work_items, ...).
 3. **Barriers.** An analysis of which work-item touches which elements: each access is
    owned by a distribution (the same chunk of the same loop space, indexed by the
    induction variables in the same positions of the same view), by work-item 0, or by
@@ -717,8 +717,11 @@ def _inside_any(op, run) -> bool:
 
 def _tile_to_tile_copy(op) -> bool:
     """A `memref.copy` of more than one element between two work-group tiles (not
-    private arrays) of a static shape."""
-    if op.operation.name != "memref.copy":
+    private arrays) of a static shape, directly in a loop's body (PoCL 3.1 crashed on
+    spread copies at the end of the branches of an `scf.if`: the merged returns of
+    test_lang_control_flow; they stay with work-item 0 there)."""
+    if op.operation.name != "memref.copy" or \
+            op.operation.parent.name not in ("scf.for", "scf.while"):
         return False
     source, target = op.operands[0], op.operands[1]
     if not all(_is_local(v) and not _is_private(_root(v)) for v in (source, target)):
