@@ -19,9 +19,10 @@ unroll. This rewrite gives such a copy two versions:
       memref.copy %src, %dst                                     (as it was)
     }
 
-Measured on the benchmark matmul (1024^3 fp32, 128x64x64 blocks, one work-item per
-group), in alternating pairs: 3% less time on PoCL, 10% less CPU time on Intel's
-runtime (OpenCL C).
+Measured on the benchmark's matmul kernel alone (1024^3, 128x64x64 blocks, one
+work-item per group; old and new kernels alternated, median of 12-15 pairs on a shared
+host): 9% less time with fp32 inputs and 6% with fp16 on PoCL, 15% and 9% on Intel's
+runtime from SPIR-V.
 
 Only copies whose both sides are sub-blocks from the origin of blocks of the tile's
 shape, with unit strides and the same extents, are versioned; anything else is left.
