@@ -13,6 +13,7 @@ from triton_spirv.memref_stage.register_blocking import (block_contractions,
                                                          block_contractions_exactly)
 from triton_spirv.stages import memref_to_opencl, new_context
 from triton_spirv.memref_stage import pipeline
+from test_lang_dot_shapes import matmul_kernel
 
 MATMUL_NEST = """
 func.func @k(%lhs_arg: memref<?xf32>) {
@@ -164,23 +165,6 @@ def test_blocked_dot_matches_torch(M, N, K, dtype):
         assert torch.equal(c, expected)
 
 
-@triton.jit
-def _masked_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                          BK: tl.constexpr):
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        kmask = rk < K - k * BK
-        a = tl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :],
-                    mask=(rm[:, None] < M) & kmask[None, :], other=0.0)
-        b = tl.load(b_ptr + (k * BK + rk)[:, None] * N + rn[None, :],
-                    mask=kmask[:, None] & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_operand_tiles_copied_whole_or_in_part_match_torch(dtype):
     """Blocks of 32x32x16 over 40x48x40: inside programs copy whole operand tiles (the
@@ -190,8 +174,9 @@ def test_operand_tiles_copied_whole_or_in_part_match_torch(dtype):
     torch.manual_seed(0)
     a, b = torch.randn(M, K).to(dtype), torch.randn(K, N).to(dtype)
     c = torch.empty(M, N)
-    compiled = _masked_matmul_kernel[(2, 2)](a, b, c, M, N, K, BM=32, BN=32, BK=16,
-                                             opencl_target="cpu")
+    compiled = matmul_kernel[(2, 2)](a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride(),
+                                     BM=32, BN=32, BK=16, PRECISION="ieee", ACC_INT=False,
+                                     opencl_target="cpu")
     assert "if (is_full)" in compiled.asm["cl"]
     expected = a.double() @ b.double()
     np.testing.assert_allclose(c.double().numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
