@@ -42,6 +42,7 @@ from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
 from .block_ownership import block_offsets
 from .sequential_tiles import share_sequential_tiles
+from .work_group_scans import scans_on_work_group
 
 # Iterations one work-item owns in a row: 4 elements is one 16-byte vector of f32.
 MAX_CHUNK = 4
@@ -83,6 +84,8 @@ def _share_function(func, work_items: int) -> None:
         sharing.distribute_nest(nest)
     for loop in _serial_reductions(entry, sharing.distributed):
         sharing.reduce_as_tree(loop)
+    for rows in scans_on_work_group(entry, lid, work_items, skip=sharing.distributed):
+        sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
     sharing.privatize(entry)
     # before the barriers, which then see the shared buffers; tree reductions keep
     # theirs (their accesses are recorded in `partitioned`)
