@@ -19,11 +19,12 @@ in scan order:
 
 The combine region is only ever applied with the earlier operand on the left, so any
 associative combine (commutative or not, with any number of operands) gives Triton's
-result up to the reassociation of floating-point operations. Rows beyond what the
-work-group holds at once are taken in rounds; rows outnumbering the work-items get one
-work-item each (the serial loop, shared out). The rewrite returns the loops it made;
-their accesses are one unit to work_group_sharing.py's barrier analysis, their own
-barriers are placed here.
+result up to the reassociation of floating-point operations. All rows are scanned at
+once (`lanes * rows <= work_items`); where rows outnumber half the work-items, each
+work-item runs the serial loop of whole rows, in rounds. The rewrite returns the loops
+over rows it made: work_group_sharing.py's barrier analysis takes each as one unit that
+reads its operand tiles and writes its result tiles; the barriers between the steps are
+placed here.
 """
 from __future__ import annotations
 
@@ -317,6 +318,7 @@ class _Builder:
 
 def _share_scan(scan: SerialScan, lid: ir.Value, work_items: int):
     rows, length = scan.rows, scan.length
+    # Rows take several rounds only with one lane each: no partials to overwrite.
     lanes = _lanes_per_row(rows, length, work_items)
     chunk = -(-length // lanes)
     holding = -(-length // chunk)           # lanes that get elements
@@ -350,8 +352,6 @@ def _share_scan(scan: SerialScan, lid: ir.Value, work_items: int):
         if lanes > 1:
             final = _scan_chunk_totals(build, partials, lid, lane, lanes, start, end, active)
         _scan_chunks(build, partials, final, lid, lane, start, end, active)
-        if lanes > 1 and rounds > 1:
-            gpu.barrier()   # the next round's totals overwrite what this one read
         scf.YieldOp([])
     for store in scan.first_stores:
         store.operation.erase()
