@@ -10,11 +10,8 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from mlir import ir, passmanager
 
-from test_work_group_sharing import needs_oclgrind, oclgrind_run
-from triton_spirv.memref_stage.work_group_sharing import share_work_group
-from triton_spirv.stages import new_context
+from test_work_group_sharing import assert_race_free, needs_oclgrind, oclgrind_run, rewrite
 from triton_spirv.target import TARGET_ENV
 
 
@@ -26,32 +23,14 @@ def no_target_override(monkeypatch):
 # ---------------------------------------------------------------------------------------
 # The rewrite, IR in / IR out: the loops as the Triton frontend writes a scan
 
-def rewrite(body: str, work_items: int = 128) -> str:
-    with new_context():
-        module = ir.Module.parse(body)
-        share_work_group(module, work_items)
-        module.operation.verify()
-        passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module.operation)
-        return str(module)
-
-
-# x is filled by a distributed loop, y = cumsum(x) is read by another.
+# After test_work_group_sharing's HEADER: %t is filled by a distributed loop; here
+# y = cumsum(t) is read by another.
 CUMSUM_1D = """
-func.func @k(%out: memref<?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c256 = arith.constant 256 : index
-  %one = arith.constant 1.0 : f32
-  %x = memref.alloc() : memref<256xf32>
   %y = memref.alloc() : memref<256xf32>
-  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-    memref.store %one, %x[%i] : memref<256xf32>
-    scf.reduce
-  }
-  %first = memref.load %x[%c0] : memref<256xf32>
+  %first = memref.load %t[%c0] : memref<256xf32>
   memref.store %first, %y[%c0] : memref<256xf32>
   %last = scf.for %k = %c1 to %c256 step %c1 iter_args(%acc = %first) -> (f32) {
-    %e = memref.load %x[%k] : memref<256xf32>
+    %e = memref.load %t[%k] : memref<256xf32>
     %s = arith.addf %acc, %e : f32
     memref.store %s, %y[%k] : memref<256xf32>
     scf.yield %s : f32
@@ -60,9 +39,7 @@ func.func @k(%out: memref<?xf32>) {
     %v = memref.load %y[%i] : memref<256xf32>
     memref.store %v, %out[%i] : memref<?xf32>
     scf.reduce
-  }
-  return
-}"""
+  }"""
 
 
 def test_a_1d_scan_runs_on_every_work_item():
@@ -98,9 +75,6 @@ def test_the_scan_writes_its_results_before_the_barrier_its_readers_wait_on():
 # ROWSx32 tile, reversed; only the second result is stored, as the frontend leaves it,
 # then copied out.
 RECURRENCE_2D_REVERSE = """
-func.func @k(%a_ptr: memref<?xf32>, %b_ptr: memref<?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
   %rows = arith.constant ROWS : index
   %c31 = arith.constant 31 : index
   %c32 = arith.constant 32 : index
@@ -116,17 +90,15 @@ func.func @k(%a_ptr: memref<?xf32>, %b_ptr: memref<?xf32>) {
       %ea = memref.load %a[%row, %j] : memref<ROWSx32xf32>
       %eb = memref.load %b[%row, %j] : memref<ROWSx32xf32>
       %na = arith.mulf %x, %ea : f32
-      %t = arith.mulf %y, %ea : f32
-      %nb = arith.addf %t, %eb : f32
+      %p = arith.mulf %y, %ea : f32
+      %nb = arith.addf %p, %eb : f32
       memref.store %nb, %h[%row, %j] : memref<ROWSx32xf32>
       scf.yield %na, %nb : f32, f32
     }
   }
-  %view = memref.reinterpret_cast %a_ptr to offset: [0], sizes: [ROWS, 32], strides: [32, 1]
+  %view = memref.reinterpret_cast %out to offset: [0], sizes: [ROWS, 32], strides: [32, 1]
     : memref<?xf32> to memref<ROWSx32xf32, strided<[32, 1]>>
-  memref.copy %h, %view : memref<ROWSx32xf32> to memref<ROWSx32xf32, strided<[32, 1]>>
-  return
-}"""
+  memref.copy %h, %view : memref<ROWSx32xf32> to memref<ROWSx32xf32, strided<[32, 1]>>"""
 
 
 def test_rows_share_the_work_group_and_keep_the_combine_order():
@@ -296,14 +268,9 @@ def test_scans_are_race_free_under_oclgrind(tmp_path, case):
                                             REVERSE=True, grid=(1,), opencl_target="gpu")
         args, result = [a, b, np.zeros_like(a)], 2
         expected = _recurrence(torch.from_numpy(a), torch.from_numpy(b), 1, True).numpy()
-    source = compiled.asm["cl"]
-    assert source.count("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)") >= 6
-    results, messages = oclgrind_run(tmp_path, source, compiled.metadata.name, (1, 1, 1),
-                                     compiled.metadata.local_size, args)
-    assert "data race" not in messages.lower(), messages[-3000:]
-    assert results, messages[-3000:]
-    np.testing.assert_allclose(results[f"arg{result}"].reshape(expected.shape), expected,
-                               rtol=1e-5, atol=1e-5)
+    # before the scan, after the totals and after each step (5 for 32 lanes a row, 7 for 128)
+    assert compiled.asm["cl"].count("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)") >= 7
+    assert_race_free(tmp_path, compiled, (1, 1, 1), args, result, expected)
 
 
 @needs_oclgrind

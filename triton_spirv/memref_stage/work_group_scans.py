@@ -34,7 +34,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf
 
 from .affine_nests import (body_ops, constant_index, induction_var, is_alloc, is_nested_in,
-                           op_of, owner, root_buffer)
+                           matched_loops, op_of, owner, root_buffer)
 
 
 @dataclass
@@ -63,26 +63,11 @@ def scans_on_work_group(block: ir.Block, lid: ir.Value, work_items: int,
                         skip: dict) -> list:
     """Rewrites every scan in `block` (outside the ops of `skip`) for `work_items`
     work-items; -> the loops over rows that replace them."""
-    return [_share_scan(scan, lid, work_items) for scan in _serial_scans(block, skip)]
+    return [_share_scan(scan, lid, work_items)
+            for scan in matched_loops(block, _match_scan, skip)]
 
 
 # ------------------------------------------------------------------------- matching
-
-def _serial_scans(block: ir.Block, skip: dict) -> list:
-    found = []
-    for op in list(block.operations):
-        if op_of(op) in skip:
-            continue
-        if op.operation.name == "scf.for":
-            scan = _match_scan(op)
-            if scan is not None:
-                found.append(scan)
-                continue
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_serial_scans(inner, skip))
-    return found
-
 
 def _match_scan(loop) -> SerialScan | None:
     """The SerialScan of `loop`, or None when it is not one (it then stays serial)."""

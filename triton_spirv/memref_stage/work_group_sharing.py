@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
-from .affine_nests import VIEW_OPS, nested_allocs, op_of, owner
+from .affine_nests import VIEW_OPS, matched_loops, nested_allocs, op_of, owner
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
@@ -461,19 +461,7 @@ class SerialReduction:
 
 def _serial_reductions(block: ir.Block, distributed: dict) -> list:
     """Reduction loops run by the whole work-group (not inside a distributed loop)."""
-    found = []
-    for op in block.operations:
-        if op_of(op) in distributed:
-            continue
-        if op.operation.name == "scf.for":
-            match = _match_reduction(op)
-            if match is not None:
-                found.append(match)
-                continue
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_serial_reductions(inner, distributed))
-    return found
+    return matched_loops(block, _match_reduction, distributed)
 
 
 def _match_reduction(loop) -> SerialReduction | None:
