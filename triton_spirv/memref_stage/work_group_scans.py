@@ -108,21 +108,18 @@ def _match_scan(loop) -> SerialScan | None:
         return None
     yielded = list(list(body.operations)[-1].operands)
     stores = [op for op in ops if op.operation.name == "memref.store"]
-    if not stores or any(op.operands[0] not in yielded or
-                         list(op.operands)[2:] != indices or not is_alloc(root_buffer(op.operands[1]))
-                         for op in stores):
+    if not stores or any(op.operands[0] not in yielded or list(op.operands)[2:] != indices
+                         or not is_alloc(root_buffer(op.operands[1])) for op in stores):
         return None
     first_stores = _first_stores(loop, stores, yielded, inits, first_loads)
     if first_stores is None:
         return None
     combine = _slice(ops, yielded, stop=set(accumulators) | {i.results[0] for i in inputs})
-    if combine is None or any(iv in list(op.operands) for op in combine) or \
-            any(op.operation.name.startswith("memref.") for op in combine):
+    if any(iv in list(op.operands) or op.operation.name.startswith("memref.")
+           for op in combine):
         return None
     element = _slice(ops, [i.results[0] for i in inputs], stop=set())
     store_ops = _slice(ops, [v for op in stores for v in list(op.operands)[2:]], stop=set())
-    if element is None or store_ops is None:
-        return None
     scan = SerialScan(loop, outer, length, element, inputs, combine, store_ops + stores,
                       first_stores)
     return scan if _defined_outside(scan) else None
@@ -185,7 +182,7 @@ def _first_stores(loop, stores: list, yielded: list, inits: list, first_loads: l
     return found
 
 
-def _slice(ops: list, wanted: list, stop: set) -> list | None:
+def _slice(ops: list, wanted: list, stop: set) -> list:
     """The ops of `ops` (one block, in order) that compute `wanted`, up to values in
     `stop` and values from outside the block."""
     in_block = {r: op for op in ops for r in op.results}
