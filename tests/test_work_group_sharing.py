@@ -380,7 +380,12 @@ CASES = {"elementwise": add_case, "reduction": softmax_case, "dot": matmul_case}
 @needs_oclgrind
 @pytest.mark.parametrize("family", CASES)
 def test_gpu_shaped_kernels_are_race_free_under_oclgrind(tmp_path, family):
-    compiled, grid, args, result, expected = CASES[family]()
+    assert_race_free(tmp_path, *CASES[family]())
+
+
+def assert_race_free(tmp_path, compiled, grid, args, result: int, expected) -> None:
+    """The kernel has barriers, runs under Oclgrind without a data race and gives
+    `expected` in argument `result`."""
     source = compiled.asm["cl"]
     assert "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)" in source
     results, messages = oclgrind_run(tmp_path, source, compiled.metadata.name, grid,

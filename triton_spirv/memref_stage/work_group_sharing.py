@@ -36,12 +36,13 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
-from .affine_nests import VIEW_OPS, nested_allocs, op_of, owner
+from .affine_nests import VIEW_OPS, matched_loops, nested_allocs, op_of, owner
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
 from .block_ownership import block_offsets
 from .sequential_tiles import share_sequential_tiles
+from .work_group_scans import scans_on_work_group
 
 # Iterations one work-item owns in a row: 4 elements is one 16-byte vector of f32.
 MAX_CHUNK = 4
@@ -83,6 +84,8 @@ def _share_function(func, work_items: int) -> None:
         sharing.distribute_nest(nest)
     for loop in _serial_reductions(entry, sharing.distributed):
         sharing.reduce_as_tree(loop)
+    for rows in scans_on_work_group(entry, lid, work_items, skip=sharing.distributed):
+        sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
     sharing.privatize(entry)
     # before the barriers, which then see the shared buffers; tree reductions keep
     # theirs (their accesses are recorded in `partitioned`)
@@ -458,19 +461,7 @@ class SerialReduction:
 
 def _serial_reductions(block: ir.Block, distributed: dict) -> list:
     """Reduction loops run by the whole work-group (not inside a distributed loop)."""
-    found = []
-    for op in block.operations:
-        if op_of(op) in distributed:
-            continue
-        if op.operation.name == "scf.for":
-            match = _match_reduction(op)
-            if match is not None:
-                found.append(match)
-                continue
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_serial_reductions(inner, distributed))
-    return found
+    return matched_loops(block, _match_reduction, distributed)
 
 
 def _match_reduction(loop) -> SerialReduction | None:
