@@ -398,6 +398,10 @@ def test_no_device_for_a_bad_selection(dev, monkeypatch):
     assert "'no-such-opencl-device' matches none" in message
     assert "apt-get install pocl-opencl-icd ocl-icd-libopencl1" in message
     assert dev.device.name.strip() in message  # lists what was found
+    # A loader restricted to some drivers is named (it may hide the device asked for).
+    monkeypatch.setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/some-driver.icd")
+    with pytest.raises(NoOpenCLDeviceError, match="OCL_ICD_VENDORS='/etc/OpenCL/vendors/some-driver.icd' limits"):
+        launcher.get_device()
     monkeypatch.setenv(launcher.ENV_VAR, "7:7")
     with pytest.raises(NoOpenCLDeviceError, match="'7:7' matches none"):
         launcher.get_device()
