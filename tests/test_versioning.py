@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from triton_spirv.stages import ttir_to_linalg_text
+from test_tutorials import load_tutorial
 
 # TTIR as Triton 3.9 prints it (locations dropped) for
 #   offs = tl.program_id(0) * 4 + tl.arange(0, 4)
@@ -99,36 +100,15 @@ def test_remainder_by_a_varying_tensor_is_not_versioned():
 #       offs = tile * 4 + tl.arange(0, 4)
 #       tl.store(out_ptr + offs, tl.load(x_ptr + <OFFSETS>), mask=offs < n)
 #       done += 1          (a scalar the loop carries)
-LOOP_TTIR = """
-module {
-  tt.func public @copy(%x_ptr: !tt.ptr<f32>, %out_ptr: !tt.ptr<f32>, %n: i32, %tiles: i32) {
-    %cst = arith.constant dense<0> : tensor<4xi32>
-    %c4 = arith.constant 4 : i32
+LOOP_TTIR = COPY_TTIR.replace("%n: i32)", "%n: i32, %tiles: i32)").replace(
+    "%start = arith.muli %pid, %c4 : i32", """%c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
     %c2_i32 = arith.constant 2 : i32
-    %c0_i32 = arith.constant 0 : i32
-    %pid = tt.get_program_id x : i32
-    %range = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
-    %ns = tt.splat %n : i32 -> tensor<4xi32>
-    %done = scf.for %tile = %pid to %tiles step %c2_i32 iter_args(%count = %c0_i32) -> (i32)  : i32 {
-      %start = arith.muli %tile, %c4 : i32
-      %starts = tt.splat %start : i32 -> tensor<4xi32>
-      %offs = arith.addi %starts, %range : tensor<4xi32>
-      %in_bounds = arith.cmpi slt, %offs, %ns : tensor<4xi32>
-      %outs = tt.splat %out_ptr : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
-      %out_ptrs = tt.addptr %outs, %offs : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
-      OFFSETS
-      %xs = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
-      %x_ptrs = tt.addptr %xs, %read : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
-      %x = tt.load %x_ptrs : tensor<4x!tt.ptr<f32>>
-      tt.store %out_ptrs, %x, %in_bounds : tensor<4x!tt.ptr<f32>>
-      %next = arith.addi %count, %c1_i32 : i32
-      scf.yield %next : i32
+    %done = scf.for %tile = %pid to %tiles step %c2_i32 iter_args(%count = %c0_i32) -> (i32) : i32 {
+    %start = arith.muli %tile, %c4 : i32""").replace("    tt.return", """    %next = arith.addi %count, %c1_i32 : i32
+    scf.yield %next : i32
     }
-    tt.return
-  }
-}
-"""
+    tt.return""")
 
 
 def _loop_body(linalg: str) -> str:
@@ -276,7 +256,8 @@ def test_matmul_with_wrapped_or_clamped_offsets_matches_torch(M, N, K, clamp, pe
     c = torch.full((M, N), float("nan"))
     args = (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
             c.stride(0), c.stride(1))
-    blocks = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, CLAMP=clamp)
+    # versions are made for the CPU shape (one work-item per program)
+    blocks = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=16, CLAMP=clamp, opencl_target="cpu")
     if persistent:  # two programs for up to 6 tiles: the offsets are built in the tile loop
         compiled = _persistent_matmul_kernel[(2,)](*args, **blocks, PROGRAMS=2)
     else:
@@ -324,10 +305,30 @@ def test_wrapped_or_clamped_reads_in_a_tile_loop_match_torch(n, m, clamp):
     out = torch.full((n,), float("nan"))
     tiles_done = torch.full((3,), -1, dtype=torch.int32)
     compiled = _persistent_gather_copy_kernel[(3,)](x, out, tiles_done, n, m, BLOCK=16,
-                                                    CLAMP=clamp, PROGRAMS=3)
+                                                    CLAMP=clamp, PROGRAMS=3,
+                                                    opencl_target="cpu")
     index = torch.arange(n)
     expected = x[torch.where(index < m, index, 0)] if clamp else x[index % m]
     torch.testing.assert_close(out, expected, atol=0, rtol=0)
     tiles = triton.cdiv(n, 16)
     assert tiles_done.tolist() == [len(range(p, tiles, 3)) for p in range(3)]
     assert "_is_block" in compiled.asm["cl"]  # the tile loop is versioned
+
+
+def test_tutorial_09_tile_loop_takes_the_block_path():
+    """Tutorial 09's persistent kernel: M and N not multiples of the 64 x 64 tiles, so the
+    last row and column of tiles clamp (the gather path) and the others copy blocks."""
+    kernel = load_tutorial("09-persistent-matmul.py").matmul_kernel_persistent.fn
+    torch.manual_seed(0)
+    M, N, K = 96, 160, 64
+    a, b = torch.randn(M, K, dtype=torch.float16), torch.randn(K, N, dtype=torch.float16)
+    c = torch.full((M, N), float("nan"), dtype=torch.float16)
+    compiled = kernel[(2,)](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                            c.stride(0), c.stride(1), BLOCK_SIZE_M=64, BLOCK_SIZE_N=64,
+                            BLOCK_SIZE_K=32, GROUP_SIZE_M=8, NUM_SMS=2, opencl_target="cpu")
+    torch.testing.assert_close(c.float(), (a.float() @ b.float()).half().float(),
+                               atol=2e-2, rtol=1e-2)
+    source = compiled.asm["cl"]
+    tile_loop = source[re.search(r"for \(int \w+ = start_pid", source).start():]
+    assert "offs_am_is_block" in tile_loop and "offs_bn_is_block" in tile_loop
+    assert "vload_half16(0, a_ptr" in tile_loop  # rows of A copied as vectors
