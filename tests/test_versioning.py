@@ -312,7 +312,10 @@ def test_wrapped_or_clamped_reads_in_a_tile_loop_match_torch(n, m, clamp):
     torch.testing.assert_close(out, expected, atol=0, rtol=0)
     tiles = triton.cdiv(n, 16)
     assert tiles_done.tolist() == [len(range(p, tiles, 3)) for p in range(3)]
-    assert "_is_block" in compiled.asm["cl"]  # the tile loop is versioned
+    source = compiled.asm["cl"]
+    assert "read_is_block" in source  # the tile loop is versioned
+    # what the versions yield is the loop's count, and its C variable says so
+    assert re.search(r"int done_\d+;\n\s*if \(read_is_block\)", source)
 
 
 def test_tutorial_09_tile_loop_takes_the_block_path():

@@ -149,7 +149,9 @@ class KernelConverter:
                         self.set(old, Pointer(new, arith.constant(b.i64(), 0)))
                 else:
                     self.set(old, Value(new))
-            self.convert_block(entry, versioning.BlockExit([], lambda _: self._end_kernel()))
+            # versions of the kernel's block each end at its tt.return; nothing follows
+            kernel_exit = versioning.BlockExit([], lambda _results, _return: self._end_kernel())
+            self.convert_block(entry, kernel_exit)
         return kernel
 
     def _hidden_arguments(self):
@@ -210,7 +212,7 @@ class KernelConverter:
                 self.fallback -= 1
         finally:
             self.branch_depth -= 1
-        block_exit.end(list(if_op.results))
+        block_exit.end(list(if_op.results), rest[-1])
 
     def _end_kernel(self):
         if self.branch_depth:

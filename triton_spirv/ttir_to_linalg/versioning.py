@@ -42,9 +42,9 @@ _USE_WALK_LIMIT = 200  # ops looked at when asking whether a result reaches a po
 class BlockExit(NamedTuple):
     """How a block whose rest may be versioned ends: the types its terminator hands on
     (the versions' `scf.if` yields them) and what ends the block after that `scf.if`,
-    given its results."""
+    given its results and the block's TTIR terminator."""
     types: List[ir.Type]
-    end: Callable[[List[ir.Value]], None]
+    end: Callable[[List[ir.Value], ir.Operation], None]
 
 
 def loop_exit(yielded_types: List[ir.Type]) -> Optional[BlockExit]:
@@ -52,7 +52,12 @@ def loop_exit(yielded_types: List[ir.Type]) -> Optional[BlockExit]:
     loop carries a tensor."""
     if any(b.is_tensor(t) for t in yielded_types):
         return None
-    return BlockExit(list(yielded_types), lambda results: scf.YieldOp(results))
+    return BlockExit(list(yielded_types), _yield_results)
+
+
+def _yield_results(results: List[ir.Value], terminator: ir.Operation) -> None:
+    with terminator.location:
+        scf.YieldOp(results)
 
 
 def feeds_pointer(op: ir.Operation) -> bool:
