@@ -56,6 +56,7 @@ def loop_exit(yielded_types: List[ir.Type]) -> Optional[BlockExit]:
 
 
 def _yield_results(results: List[ir.Value], terminator: ir.Operation) -> None:
+    """The loop body's `scf.yield` of the versions' results, at the TTIR yield's line."""
     with terminator.location:
         scf.YieldOp(results)
 
