@@ -1,0 +1,196 @@
+"""GPU-shaped kernels: a tile loaded from global memory that only its owners read is
+loaded by its owners.
+
+A masked `tl.load` bufferizes to a tile, a fill of `other` when the block is partial,
+and a `memref.copy` of the block's valid part from global memory into the tile. On GPU
+shapes the copy is an async work-group copy (work_group_sharing.py), which hands the
+tile's elements to work-items in another pattern than the elementwise loops that read
+them: the tile has to live in `__local` memory, with barriers around the copy (the
+layer norm backward's dw/db kernel loads two 32x128 fp32 tiles per iteration so).
+
+When every other access of the tile is an element (or vector) access inside an
+`scf.parallel` over the whole tile at its induction variables, with the same steps
+`(1, ..., 1, W)` for all of them, the copy becomes one more such loop: each iteration
+copies its own W elements, one vector load when they all lie inside the copied extents
+(and the tile holds 32-bit values), else element by element under a bounds check.
+
+    memref.copy %global_part, %tile_part       (subviews [0, 0] [%rows, %cols] [1, 1])
+ -> scf.parallel (%i, %j) = (0, 0) to (32, 128) step (1, 16) {
+      scf.if (%i < %rows && %j + 16 <= %cols) { tile[%i, %j:+16] = global[%i, %j:+16] }
+      else { scf.for %k = 0 to 16 { scf.if (%i < %rows && %j + %k < %cols)
+                                      { tile[%i, %j + %k] = global[%i, %j + %k] } } } }
+
+The elements copied are the copy's, so results are unchanged. All accesses of the tile
+then distribute alike and work_group_sharing.py makes it a private array of each
+work-item's elements: no `__local` memory and no barriers for it.
+
+It runs on the scf stage of GPU-shaped kernels, before block_ownership.py (which may
+regroup the loops over the tile, this one with them) and work_group_sharing.py.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, memref, scf, vector
+
+from .affine_nests import (access_width, is_alloc, kernel_ops, memory_access, op_of,
+                           root_buffer, users_through_views, whole_tile_steps)
+from .block_ownership import block_offsets
+from .stream_forwarding import global_block
+
+# Tiles of these element types hold the values themselves in memory (f16 and narrower
+# tiles hold floats in __local memory; docs/memref-stage.md): a vector load may move
+# them unchanged.
+_VECTOR_ELEMENTS = ("f32", "i32")
+
+
+def load_by_owners(module: ir.Module) -> int:
+    """Turns the copies of `module` from global memory into tiles that only their
+    owners read into loops over the owners' elements; returns how many changed."""
+    return sum(_load_by_owners(copy) for copy in kernel_ops(module, "memref.copy"))
+
+
+def _load_by_owners(copy) -> int:
+    tile = root_buffer(copy.operands[1])
+    if not is_alloc(tile) or is_alloc(root_buffer(copy.operands[0])):
+        return 0
+    source, extents = global_block(copy, tile, into_tile=True)
+    if source is None:
+        return 0
+    steps = _owner_steps(tile, copy)
+    if steps is None:
+        return 0
+    target_view = copy.operands[1]
+    source_view = copy.operands[0]
+    with copy.location, ir.InsertionPoint(copy):
+        _owners_copy(source, tile, extents, steps)
+    copy.erase()
+    for view in (target_view, source_view):
+        if view not in (tile, source) and not list(view.uses):
+            op_of(view.owner).erase()
+    return 1
+
+
+def _owner_steps(tile: ir.Value, copy) -> list | None:
+    """The steps `(1, ..., 1, W)` of the scf.parallel loops over the whole tile that hold
+    every access of `tile` but `copy`, each inside its iteration's W elements."""
+    found = None
+    for user in users_through_views(tile):
+        if op_of(user) == op_of(copy):
+            continue
+        access = memory_access(user)
+        loop = _enclosing_parallel(user)
+        if access is None or access[0] != tile or loop is None:
+            return None
+        steps = whole_tile_steps(loop, ir.MemRefType(tile.type).shape)
+        if steps is None or found not in (None, steps):
+            return None
+        ivs = tuple(loop.regions[0].blocks[0].arguments)
+        if block_offsets(access[1], ivs, tuple(steps), access_width(user)) is None:
+            return None
+        found = steps
+    return found
+
+
+def _enclosing_parallel(op):
+    parent = op_of(op).parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name == "scf.parallel":
+            return parent
+        parent = parent.parent
+    return None
+
+
+def _owners_copy(source: ir.Value, tile: ir.Value, extents: list, steps: list) -> None:
+    """At the insertion point: the loop over `tile` in `steps` whose iterations copy
+    their elements inside `extents` from the global block `source`."""
+    index = ir.IndexType.get()
+    shape = list(ir.MemRefType(tile.type).shape)
+    constants = {}
+
+    def c(v: int) -> ir.Value:       # one constant per value, in front of the loop
+        if v not in constants:
+            constants[v] = arith.constant(index, v)
+        return constants[v]
+    width = steps[-1]
+    vectors = width > 1 and _vector_copyable(source, tile)
+    for v in (0, 1, width):
+        c(v)
+    extents = [c(e) if isinstance(e, int) else e for e in extents]
+    loop = scf.ParallelOp([], [c(0)] * len(shape), [c(s) for s in shape], [c(s) for s in steps], [])
+    body = loop.region.blocks.append(*[index] * len(shape))
+    with ir.InsertionPoint(body):
+        ivs = list(body.arguments)
+        copies = _Copies(source, tile, ivs, width, c)
+        unmasked = all(e == c(s) for e, s in zip(extents, shape))   # no bounds to check
+        if unmasked and vectors:
+            copies.vector()
+        elif unmasked:
+            copies.elements()
+        elif vectors:
+            bounds = _Bounds(extents, ivs)
+            branch = scf.IfOp(bounds.inside(arith.addi(ivs[-1], c(width)), inclusive=True),
+                              has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                copies.vector()
+                scf.YieldOp([])
+            with ir.InsertionPoint(branch.else_block):
+                copies.elements(bounds)
+                scf.YieldOp([])
+        else:
+            copies.elements(_Bounds(extents, ivs))
+        scf.ReduceOp([], 0)
+
+
+class _Bounds:
+    """Whether a column of the row at `ivs` lies inside the copied `extents`."""
+
+    def __init__(self, extents: list, ivs: list):
+        self.columns = extents[-1]
+        self.rows = None
+        for iv, extent in zip(ivs[:-1], extents[:-1]):
+            inside = arith.cmpi(arith.CmpIPredicate.slt, iv, extent)
+            self.rows = inside if self.rows is None else arith.andi(self.rows, inside)
+
+    def inside(self, column: ir.Value, inclusive: bool = False) -> ir.Value:
+        predicate = arith.CmpIPredicate.sle if inclusive else arith.CmpIPredicate.slt
+        fits = arith.cmpi(predicate, column, self.columns)
+        return fits if self.rows is None else arith.andi(self.rows, fits)
+
+
+class _Copies:
+    """The copies of one iteration's `width` elements from `ivs` on."""
+
+    def __init__(self, source: ir.Value, tile: ir.Value, ivs: list, width: int, constant):
+        self.source, self.tile, self.ivs, self.width = source, tile, ivs, width
+        self.constant = constant
+
+    def vector(self) -> None:
+        vector_type = ir.VectorType.get([self.width], ir.MemRefType(self.tile.type).element_type)
+        vector.store(vector.load(vector_type, self.source, self.ivs), self.tile, self.ivs)
+
+    def elements(self, bounds: "_Bounds | None" = None) -> None:
+        """One by one (those inside `bounds`)."""
+        point, offset = ir.InsertionPoint.current, None
+        if self.width > 1:
+            inner = scf.ForOp(*(self.constant(v) for v in (0, self.width, 1)))
+            point, offset = ir.InsertionPoint(inner.body), inner.induction_variable
+        with point:
+            column = self.ivs[-1] if offset is None else arith.addi(self.ivs[-1], offset)
+            at = [*self.ivs[:-1], column]
+            if bounds is None:
+                memref.store(memref.load(self.source, at), self.tile, at)
+            else:
+                guard = scf.IfOp(bounds.inside(column))
+                with ir.InsertionPoint(guard.then_block):
+                    memref.store(memref.load(self.source, at), self.tile, at)
+                    scf.YieldOp([])
+            if offset is not None:
+                scf.YieldOp([])
+
+
+def _vector_copyable(source: ir.Value, tile: ir.Value) -> bool:
+    """Unit stride along the last dimension on both sides, and 32-bit values."""
+    element = str(ir.MemRefType(tile.type).element_type)
+    strides, _offset = ir.MemRefType(source.type).get_strides_and_offset()
+    return element in _VECTOR_ELEMENTS and strides[-1] == 1
+
