@@ -69,8 +69,8 @@ func.func @masked(%in: memref<?xf32>, %out: memref<?xf32>, %rows: index, %cols: 
 }
 
 // -----
-// An unmasked load of a whole f16 block: one loop over the reader's elements, one
-// element at a time (f16 tiles hold floats in __local memory), without bounds checks.
+// An unmasked load of a whole f16 block read one element at a time: one loop over the
+// reader's elements, without bounds checks.
 
 // CHECK-LABEL: func.func @whole_f16
 // CHECK-NOT:   memref.copy
@@ -89,6 +89,35 @@ func.func @whole_f16(%in: memref<?xf16>, %out: memref<?xf32>, %off: index) {
     %x = memref.load %tile[%i] : memref<64xf16>
     %y = arith.extf %x : f16 to f32
     memref.store %y, %out[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+// An unmasked load of a whole bf16 block read 16 elements at a time: no vector loads
+// of bf16, so element by element inside each iteration's 16.
+
+// CHECK-LABEL: func.func @whole_bf16
+// CHECK-NOT:   memref.copy
+// CHECK:       scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c64{{.*}}) step (%c16{{.*}}) {
+// CHECK-NEXT:    scf.for %[[K:.*]] = %{{.*}} to %c16{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[AT:.*]] = arith.addi %[[I]], %[[K]] : index
+// CHECK-NEXT:      %[[X:.*]] = memref.load %{{.*}}[%[[AT]]] : memref<64xbf16, strided<[1], offset: ?>>
+// CHECK-NEXT:      memref.store %[[X]], %{{.*}}[%[[AT]]] : memref<64xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.reduce
+func.func @whole_bf16(%in: memref<?xbf16>, %out: memref<?xbf16>, %off: index) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %tile = memref.alloc() : memref<64xbf16>
+  %block = memref.reinterpret_cast %in to offset: [%off], sizes: [64], strides: [1] : memref<?xbf16> to memref<64xbf16, strided<[1], offset: ?>>
+  memref.copy %block, %tile : memref<64xbf16, strided<[1], offset: ?>> to memref<64xbf16>
+  %result = memref.reinterpret_cast %out to offset: [%off], sizes: [64], strides: [1] : memref<?xbf16> to memref<64xbf16, strided<[1], offset: ?>>
+  scf.parallel (%i) = (%c0) to (%c64) step (%c16) {
+    %x = vector.load %tile[%i] : memref<64xbf16>, vector<16xbf16>
+    vector.store %x, %result[%i] : memref<64xbf16, strided<[1], offset: ?>>, vector<16xbf16>
     scf.reduce
   }
   return

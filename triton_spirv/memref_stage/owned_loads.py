@@ -12,7 +12,7 @@ When every other access of the tile is an element (or vector) access inside an
 `scf.parallel` over the whole tile at its induction variables, with the same steps
 `(1, ..., 1, W)` for all of them, the copy becomes one more such loop: each iteration
 copies its own W elements, one vector load when they all lie inside the copied extents
-(and the tile holds 32-bit values), else element by element under a bounds check.
+(f32 elements), else element by element under a bounds check.
 
     memref.copy %global_part, %tile_part       (subviews [0, 0] [%rows, %cols] [1, 1])
  -> scf.parallel (%i, %j) = (0, 0) to (32, 128) step (1, 16) {
@@ -37,10 +37,10 @@ from .affine_nests import (access_width, is_alloc, kernel_ops, memory_access, op
 from .block_ownership import block_offsets
 from .stream_forwarding import global_block
 
-# Tiles of these element types hold the values themselves in memory (f16 and narrower
-# tiles hold floats in __local memory; docs/memref-stage.md): a vector load may move
-# them unchanged.
-_VECTOR_ELEMENTS = ("f32", "i32")
+# Element types moved by vector loads: those of the tiles elementwise_vectors.py
+# vectorizes (the loops stepping by vectors that read them). Others move element by
+# element (bf16 and fp8 have no vector loads at all).
+_VECTOR_ELEMENTS = ("f32",)
 
 
 def load_by_owners(module: ir.Module) -> int:
@@ -189,7 +189,8 @@ class _Copies:
 
 
 def _vector_copyable(source: ir.Value, tile: ir.Value) -> bool:
-    """Unit stride along the last dimension on both sides, and 32-bit values."""
+    """Unit stride along the last dimension of the global block, and an element type
+    of `_VECTOR_ELEMENTS`."""
     element = str(ir.MemRefType(tile.type).element_type)
     strides, _offset = ir.MemRefType(source.type).get_strides_and_offset()
     return element in _VECTOR_ELEMENTS and strides[-1] == 1
