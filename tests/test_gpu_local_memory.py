@@ -3,7 +3,7 @@
 kernel's `__local` bytes, from the compiled kernel's metadata, are within 64 KB and the
 tutorial's own check against torch passes. Accumulators, pointer tiles and loaded
 tiles that only their owners touch are private (block_ownership.py,
-work_group_sharing.py, owned_loads.py); fills replace copies of zero tiles
+work_group_sharing.py, owner_copies.py); fills replace copies of zero tiles
 (fill_forwarding.py); loop-carried sums are updated in place (in_place_updates.py); the
 stages of attention share their tiles (sequential_tiles.py).
 

@@ -59,7 +59,7 @@ def test_f16_tiles_in_vectors_and_tails(M, N):
     source = compiled.asm["cl"]
     assert "vstore_half16_rte" in source
     # The CPU shape copies the rows in with vload_half16; in the GPU shape each
-    # work-item loads the elements it owns (memref_stage/owned_loads.py).
+    # work-item loads the elements it owns (memref_stage/owner_copies.py).
     assert "vload_half16" in source or compiled.metadata.local_size[0] > 1
 
 

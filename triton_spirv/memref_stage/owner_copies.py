@@ -1,18 +1,22 @@
-"""GPU-shaped kernels: a tile loaded from global memory that only its owners read is
-loaded by its owners.
+"""GPU-shaped kernels: the copies into and out of a tile that only its owners access
+run on its owners.
 
 A masked `tl.load` bufferizes to a tile, a fill of `other` when the block is partial,
-and a `memref.copy` of the block's valid part from global memory into the tile. On GPU
-shapes the copy is an async work-group copy (work_group_sharing.py), which hands the
-tile's elements to work-items in another pattern than the elementwise loops that read
-them: the tile has to live in `__local` memory, with barriers around the copy (the
-layer norm backward's dw/db kernel loads two 32x128 fp32 tiles per iteration so).
+and a `memref.copy` of the block's valid part from global memory into the tile; a
+masked `tl.store` to a copy of a tile's valid part into global memory; `tl.sum` over
+rows to a copy of the first row into the sum's tile. On GPU shapes such a copy is an
+async work-group copy, or one work-item's loop (work_group_sharing.py), which hands
+the tile's elements to work-items in another pattern than the elementwise loops that
+compute with them: the tile has to live in `__local` memory, with barriers around the
+copy (the layer norm backward's dw/db kernel loads two 32x128 fp32 tiles per
+iteration so).
 
 When every other access of the tile is an element (or vector) access inside an
 `scf.parallel` over the whole tile at its induction variables, with the same steps
-`(1, ..., 1, W)` for all of them, the copy becomes one more such loop: each iteration
-copies its own W elements, one vector load when they all lie inside the copied extents
-(f32 elements), else element by element under a bounds check.
+`(1, ..., 1, W)` for all of them (or another such copy), the copy becomes one more
+such loop: each iteration copies its own W elements, one vector load and store when
+they all lie inside the copied extents (f32 elements), else element by element under
+a bounds check.
 
     memref.copy %global_part, %tile_part       (subviews [0, 0] [%rows, %cols] [1, 1])
  -> scf.parallel (%i, %j) = (0, 0) to (32, 128) step (1, 16) {
@@ -20,12 +24,15 @@ copies its own W elements, one vector load when they all lie inside the copied e
       else { scf.for %k = 0 to 16 { scf.if (%i < %rows && %j + %k < %cols)
                                       { tile[%i, %j + %k] = global[%i, %j + %k] } } } }
 
-The elements copied are the copy's, so results are unchanged. All accesses of the tile
-then distribute alike and work_group_sharing.py makes it a private array of each
-work-item's elements: no `__local` memory and no barriers for it.
+The other side is a global block (tl.load, tl.store) or, for copies into the tile, a
+view of another tile with the tile's shape copied whole. The elements copied are the
+copy's, so results are unchanged. All accesses of the tile then distribute alike and
+work_group_sharing.py makes it a private array of each work-item's elements: no
+`__local` memory and no barriers for it.
 
-It runs on the scf stage of GPU-shaped kernels, before block_ownership.py (which may
-regroup the loops over the tile, this one with them) and work_group_sharing.py.
+It runs on the scf stage of GPU-shaped kernels after block_ownership.py, whose steps
+make the loops over a tile agree (an elementwise loop stepping by one element and a
+reduction's stepping by vectors), and before work_group_sharing.py.
 """
 from __future__ import annotations
 
@@ -43,31 +50,61 @@ from .stream_forwarding import global_block
 _VECTOR_ELEMENTS = ("f32",)
 
 
-def load_by_owners(module: ir.Module) -> int:
-    """Turns the copies of `module` from global memory into tiles that only their
-    owners read into loops over the owners' elements; returns how many changed."""
-    return sum(_load_by_owners(copy) for copy in kernel_ops(module, "memref.copy"))
+def copy_by_owners(module: ir.Module) -> int:
+    """Turns the copies of `module` between global memory (or another tile) and tiles
+    that only their owners access into loops over the owners' elements; returns how
+    many changed."""
+    return sum(_copy_by_owners(copy) for copy in kernel_ops(module, "memref.copy"))
 
 
-def _load_by_owners(copy) -> int:
-    tile = root_buffer(copy.operands[1])
-    if not is_alloc(tile) or is_alloc(root_buffer(copy.operands[0])):
+def _copy_by_owners(copy) -> int:
+    tile, into_tile = _tile_of(copy)
+    if tile is None:
         return 0
-    source, extents = global_block(copy, tile, into_tile=True)
-    if source is None:
+    block, extents = _block(copy, tile, into_tile)
+    if block is None:
         return 0
     steps = _owner_steps(tile, copy)
     if steps is None:
         return 0
-    target_view = copy.operands[1]
-    source_view = copy.operands[0]
+    views = list(copy.operands)
     with copy.location, ir.InsertionPoint(copy):
-        _owners_copy(source, tile, extents, steps)
+        if into_tile:
+            _owners_copy(block, tile, tile, extents, steps)
+        else:
+            _owners_copy(tile, block, tile, extents, steps)
     copy.erase()
-    for view in (target_view, source_view):
-        if view not in (tile, source) and not list(view.uses):
+    for view in views:
+        if view not in (tile, block) and not list(view.uses):
             op_of(view.owner).erase()
     return 1
+
+
+def _tile_of(copy) -> tuple:
+    """(the tile, whether the copy writes it) of a copy into a tile (from any memory)
+    or out of one into global memory; (None, None) otherwise."""
+    if is_alloc(root_buffer(copy.operands[1])):
+        return root_buffer(copy.operands[1]), True
+    if is_alloc(root_buffer(copy.operands[0])):
+        return root_buffer(copy.operands[0]), False
+    return None, None
+
+
+def _block(copy, tile: ir.Value, into_tile: bool) -> tuple:
+    """(the whole block the copy moves between memory and `tile`, the copied extents):
+    a global block and its masked extents (stream_forwarding.py), or a view of the
+    tile's shape of another tile, copied whole; (None, None) otherwise."""
+    other, tile_side = copy.operands[0], copy.operands[1]
+    if not into_tile:
+        other, tile_side = tile_side, other
+    if not is_alloc(root_buffer(other)):
+        return global_block(copy, tile, into_tile)
+    other_type = ir.MemRefType(other.type)
+    shape = list(ir.MemRefType(tile.type).shape)
+    if into_tile and tile_side == tile and other_type.has_static_shape and \
+            list(other_type.shape) == shape:
+        return other, shape
+    return None, None
 
 
 def _owner_steps(tile: ir.Value, copy) -> list | None:
@@ -75,7 +112,7 @@ def _owner_steps(tile: ir.Value, copy) -> list | None:
     every access of `tile` but `copy`, each inside its iteration's W elements."""
     found = None
     for user in users_through_views(tile):
-        if op_of(user) == op_of(copy):
+        if op_of(user) == op_of(copy) or _owners_may_copy(user, tile):
             continue
         access = memory_access(user)
         loop = _enclosing_parallel(user)
@@ -91,6 +128,15 @@ def _owner_steps(tile: ir.Value, copy) -> list | None:
     return found
 
 
+def _owners_may_copy(op, tile: ir.Value) -> bool:
+    """A copy of `tile` that this rewrite also turns into a loop when the tile's other
+    accesses allow it."""
+    if op.name != "memref.copy":
+        return False
+    found, into_tile = _tile_of(op)
+    return found == tile and _block(op, tile, into_tile)[0] is not None
+
+
 def _enclosing_parallel(op):
     parent = op_of(op).parent
     while parent is not None and parent.name != "func.func":
@@ -100,9 +146,11 @@ def _enclosing_parallel(op):
     return None
 
 
-def _owners_copy(source: ir.Value, tile: ir.Value, extents: list, steps: list) -> None:
-    """At the insertion point: the loop over `tile` in `steps` whose iterations copy
-    their elements inside `extents` from the global block `source`."""
+def _owners_copy(source: ir.Value, target: ir.Value, tile: ir.Value, extents: list,
+                 steps: list) -> None:
+    """At the insertion point: the loop over `tile` (the source or the target, the other
+    a block of its shape) in `steps` whose iterations copy their elements inside
+    `extents`."""
     index = ir.IndexType.get()
     shape = list(ir.MemRefType(tile.type).shape)
     constants = {}
@@ -112,7 +160,7 @@ def _owners_copy(source: ir.Value, tile: ir.Value, extents: list, steps: list) -
             constants[v] = arith.constant(index, v)
         return constants[v]
     width = steps[-1]
-    vectors = width > 1 and _vector_copyable(source, tile)
+    vectors = width > 1 and _vector_copyable(source, target)
     for v in (0, 1, width):
         c(v)
     extents = [c(e) if isinstance(e, int) else e for e in extents]
@@ -120,7 +168,7 @@ def _owners_copy(source: ir.Value, tile: ir.Value, extents: list, steps: list) -
     body = loop.region.blocks.append(*[index] * len(shape))
     with ir.InsertionPoint(body):
         ivs = list(body.arguments)
-        copies = _Copies(source, tile, ivs, width, c)
+        copies = _Copies(source, target, ivs, width, c)
         unmasked = all(e == c(s) for e, s in zip(extents, shape))   # no bounds to check
         if unmasked and vectors:
             copies.vector()
@@ -160,13 +208,13 @@ class _Bounds:
 class _Copies:
     """The copies of one iteration's `width` elements from `ivs` on."""
 
-    def __init__(self, source: ir.Value, tile: ir.Value, ivs: list, width: int, constant):
-        self.source, self.tile, self.ivs, self.width = source, tile, ivs, width
+    def __init__(self, source: ir.Value, target: ir.Value, ivs: list, width: int, constant):
+        self.source, self.target, self.ivs, self.width = source, target, ivs, width
         self.constant = constant
 
     def vector(self) -> None:
-        vector_type = ir.VectorType.get([self.width], ir.MemRefType(self.tile.type).element_type)
-        vector.store(vector.load(vector_type, self.source, self.ivs), self.tile, self.ivs)
+        vector_type = ir.VectorType.get([self.width], ir.MemRefType(self.target.type).element_type)
+        vector.store(vector.load(vector_type, self.source, self.ivs), self.target, self.ivs)
 
     def elements(self, bounds: "_Bounds | None" = None) -> None:
         """One by one (those inside `bounds`)."""
@@ -178,20 +226,19 @@ class _Copies:
             column = self.ivs[-1] if offset is None else arith.addi(self.ivs[-1], offset)
             at = [*self.ivs[:-1], column]
             if bounds is None:
-                memref.store(memref.load(self.source, at), self.tile, at)
+                memref.store(memref.load(self.source, at), self.target, at)
             else:
                 guard = scf.IfOp(bounds.inside(column))
                 with ir.InsertionPoint(guard.then_block):
-                    memref.store(memref.load(self.source, at), self.tile, at)
+                    memref.store(memref.load(self.source, at), self.target, at)
                     scf.YieldOp([])
             if offset is not None:
                 scf.YieldOp([])
 
 
-def _vector_copyable(source: ir.Value, tile: ir.Value) -> bool:
-    """Unit stride along the last dimension of the global block, and an element type
-    of `_VECTOR_ELEMENTS`."""
-    element = str(ir.MemRefType(tile.type).element_type)
-    strides, _offset = ir.MemRefType(source.type).get_strides_and_offset()
-    return element in _VECTOR_ELEMENTS and strides[-1] == 1
-
+def _vector_copyable(source: ir.Value, target: ir.Value) -> bool:
+    """Unit stride along the last dimension on both sides, and an element type of
+    `_VECTOR_ELEMENTS`."""
+    element = str(ir.MemRefType(target.type).element_type)
+    return element in _VECTOR_ELEMENTS and all(
+        ir.MemRefType(side.type).get_strides_and_offset()[0][-1] == 1 for side in (source, target))

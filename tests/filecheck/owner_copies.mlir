@@ -1,4 +1,4 @@
-// PASS: owned-loads
+// PASS: owner-copies
 // A masked load of a 4x32 block (`tl.load(ptr + offs, mask=mask, other=0.)` as the
 // frontend lowers it: a fill of `other` for a partial block, a copy of the valid
 // rows x columns) whose tile only an elementwise loop over the whole tile reads, at
@@ -142,6 +142,98 @@ func.func @transposed(%in: memref<?xf32>, %out: memref<?xf32>) {
   scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
     %x = memref.load %tile[%j, %i] : memref<8x8xf32>
     memref.store %x, %result[%i, %j] : memref<8x8xf32, strided<[8, 1]>>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+// A masked store (`tl.store(ptr + offs, x, mask=...)`) of a tile an elementwise loop
+// wrote at its own elements: each iteration stores its 16 elements, as a vector when
+// they lie inside the extent.
+
+// CHECK-LABEL: func.func @masked_store
+// CHECK-SAME:  (%{{[^:]*}}: memref<?xf32>, %[[OUT:[^:]*]]: memref<?xf32>, %[[N:[^:]*]]: index
+// CHECK:       %[[TILE:.*]] = memref.alloc() : memref<64xf32>
+// CHECK:       %[[BLOCK:.*]] = memref.reinterpret_cast %[[OUT]]
+// CHECK-NOT:   memref.copy
+// CHECK:       scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c64{{.*}}) step (%c16{{.*}}) {
+// CHECK-NEXT:    %[[END:.*]] = arith.addi %[[I]], %c16{{.*}} : index
+// CHECK-NEXT:    %[[FITS:.*]] = arith.cmpi sle, %[[END]], %[[N]] : index
+// CHECK-NEXT:    scf.if %[[FITS]] {
+// CHECK-NEXT:      %[[V:.*]] = vector.load %[[TILE]][%[[I]]] : memref<64xf32>, vector<16xf32>
+// CHECK-NEXT:      vector.store %[[V]], %[[BLOCK]][%[[I]]]
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      scf.for %[[K:.*]] = %{{.*}} to %c16{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[AT:.*]] = arith.addi %[[I]], %[[K]] : index
+// CHECK-NEXT:        %[[IN:.*]] = arith.cmpi slt, %[[AT]], %[[N]] : index
+// CHECK-NEXT:        scf.if %[[IN]] {
+// CHECK-NEXT:          %[[X:.*]] = memref.load %[[TILE]][%[[AT]]]
+// CHECK-NEXT:          memref.store %[[X]], %[[BLOCK]][%[[AT]]]
+// CHECK:       return
+func.func @masked_store(%in: memref<?xf32>, %out: memref<?xf32>, %n: index, %off: index) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %two = arith.constant dense<2.0> : vector<16xf32>
+  %tile = memref.alloc() : memref<64xf32>
+  scf.parallel (%i) = (%c0) to (%c64) step (%c16) {
+    vector.store %two, %tile[%i] : memref<64xf32>, vector<16xf32>
+    scf.reduce
+  }
+  %block = memref.reinterpret_cast %out to offset: [%off], sizes: [64], strides: [1] : memref<?xf32> to memref<64xf32, strided<[1], offset: ?>>
+  %from = memref.subview %tile[0] [%n] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
+  %to = memref.subview %block[0] [%n] [1] : memref<64xf32, strided<[1], offset: ?>> to memref<?xf32, strided<[1], offset: ?>>
+  memref.copy %from, %to : memref<?xf32, strided<[1]>> to memref<?xf32, strided<[1], offset: ?>>
+  return
+}
+
+// -----
+// `tl.sum(acc, axis=0)` starts from a copy of the accumulator's first row (a view of
+// another tile) into the sum's tile, which a loop over column vectors then updates
+// row by row: the copy runs on the same column vectors.
+
+// CHECK-LABEL: func.func @column_sums
+// CHECK:       %[[ACC:.*]] = memref.alloc() : memref<8x64xf32>
+// CHECK:       %[[ROW:.*]] = memref.subview %[[ACC]][0, 0] [1, 64] [1, 1]
+// CHECK:       %[[SUM:.*]] = memref.alloc() : memref<64xf32>
+// CHECK-NOT:   memref.copy
+// CHECK:       scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%c64{{.*}}) step (%c16{{.*}}) {
+// CHECK-NEXT:    %[[V:.*]] = vector.load %[[ROW]][%[[J]]] : memref<64xf32, strided<[1]>>, vector<16xf32>
+// CHECK-NEXT:    vector.store %[[V]], %[[SUM]][%[[J]]] : memref<64xf32>, vector<16xf32>
+// CHECK-NEXT:    scf.reduce
+// CHECK-NEXT:  }
+// CHECK-NEXT:  memref.subview %[[ACC]][1, 0] [7, 64] [1, 1]
+func.func @column_sums(%out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %ones = arith.constant dense<1.0> : vector<16xf32>
+  %acc = memref.alloc() : memref<8x64xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c64) step (%c1, %c16) {
+    vector.store %ones, %acc[%i, %j] : memref<8x64xf32>, vector<16xf32>
+    scf.reduce
+  }
+  %row = memref.subview %acc[0, 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<64xf32, strided<[1]>>
+  %sum = memref.alloc() : memref<64xf32>
+  memref.copy %row, %sum : memref<64xf32, strided<[1]>> to memref<64xf32>
+  %rest = memref.subview %acc[1, 0] [7, 64] [1, 1] : memref<8x64xf32> to memref<7x64xf32, strided<[64, 1], offset: 64>>
+  scf.for %r = %c0 to %c7 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c64) step (%c16) {
+      %x = vector.load %rest[%r, %j] : memref<7x64xf32, strided<[64, 1], offset: 64>>, vector<16xf32>
+      %s = vector.load %sum[%j] : memref<64xf32>, vector<16xf32>
+      %t = arith.addf %s, %x : vector<16xf32>
+      vector.store %t, %sum[%j] : memref<64xf32>, vector<16xf32>
+      scf.reduce
+    }
+  }
+  %result = memref.reinterpret_cast %out to offset: [0], sizes: [64], strides: [1] : memref<?xf32> to memref<64xf32, strided<[1]>>
+  scf.parallel (%j) = (%c0) to (%c64) step (%c16) {
+    %s = vector.load %sum[%j] : memref<64xf32>, vector<16xf32>
+    vector.store %s, %result[%j] : memref<64xf32, strided<[1]>>, vector<16xf32>
     scf.reduce
   }
   return
