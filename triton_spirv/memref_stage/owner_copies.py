@@ -101,8 +101,8 @@ def _block(copy, tile: ir.Value, into_tile: bool) -> tuple:
         return global_block(copy, tile, into_tile)
     other_type = ir.MemRefType(other.type)
     shape = list(ir.MemRefType(tile.type).shape)
-    if into_tile and tile_side == tile and other_type.has_static_shape and \
-            list(other_type.shape) == shape:
+    if into_tile and tile_side == tile and root_buffer(other) != tile and \
+            other_type.has_static_shape and list(other_type.shape) == shape:
         return other, shape
     return None, None
 
