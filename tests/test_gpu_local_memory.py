@@ -99,6 +99,14 @@ def test_tutorial_family_fits_64k_and_matches_torch(family, tmp_path):
         assert record["local_bytes"] <= LIMIT, record
 
 
+def test_layer_norm_dwdb_fits_32k(tmp_path):
+    """The dw/db kernel keeps only its two 32x128 fp32 sums in __local memory (every
+    work-item reads them across rows for the column sums): 32 KB, within gpu-32k."""
+    code, records, output = run_family("layer-norm-dwdb", tmp_path, {"TRITON_SPIRV_TARGET": "gpu-32k"})
+    assert code == 0, output
+    assert records and all(r["local_bytes"] <= 32 * 1024 for r in records), records
+
+
 def test_wide_layer_norm_dwdb_names_its_tiles(tmp_path):
     """The dw/db kernel at 128x128 blocks keeps two 128x128 fp32 sums that every
     work-item reads across rows for the final column sums: 64 KB each, beyond the
