@@ -97,6 +97,10 @@ class KernelConverter:
         self.branch_depth = 0
         self.fallback = 0
         self.versioning_allowed = True
+        # Reductions along a contiguous axis run in LANES accumulators (reductions.py):
+        # a one-work-item program's vector lanes. GPU shapes turn the whole reduction
+        # into a work-group tree instead (memref_stage/work_group_sharing.py).
+        self.lane_reductions = True
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -694,9 +698,11 @@ HANDLERS: Dict[str, Callable] = {
 }
 
 
-def convert_ttir(ttir_module: ir.Module, versioning_allowed: bool = True) -> ir.Module:
+def convert_ttir(ttir_module: ir.Module, versioning_allowed: bool = True,
+                 lane_reductions: bool = True) -> ir.Module:
     """Converts every public `tt.func` of `ttir_module` into a `func.func` on Linalg;
-    `versioning_allowed=False` keeps every kernel on its one (gather) path.
+    `versioning_allowed=False` keeps every kernel on its one (gather) path,
+    `lane_reductions=False` reduces along the axis itself (for GPU shapes).
 
     The result lives in the same MLIR context and passes the verifier. Functions of
     `ttir_module` with several blocks are restructured in place first (control_flow.py).
@@ -718,6 +724,7 @@ def convert_ttir(ttir_module: ir.Module, versioning_allowed: bool = True) -> ir.
         for kernel in kernels:
             converter = KernelConverter(kernel, out, functions)
             converter.versioning_allowed = versioning_allowed
+            converter.lane_reductions = lane_reductions
             converter.convert()
         try:
             out.operation.verify()
