@@ -56,7 +56,11 @@ def test_f16_tiles_in_vectors_and_tails(M, N):
     expected = torch.full_like(out, 9.0)
     expected[:, :N] = x * 2
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
-    assert "vload_half16" in compiled.asm["cl"] and "vstore_half16_rte" in compiled.asm["cl"]
+    source = compiled.asm["cl"]
+    # The CPU shape moves the rows with vload_half16 / vstore_half16_rte; in the GPU
+    # shape each work-item loads and stores the elements it owns (owner_copies.py).
+    assert ("vload_half16" in source and "vstore_half16_rte" in source) or \
+        compiled.metadata.local_size[0] > 1
 
 
 @triton.jit

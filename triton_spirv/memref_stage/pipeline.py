@@ -15,8 +15,10 @@ from mlir import ir, passmanager
 from .block_ownership import align_to_blocks
 from .branch_tiles import share_branch_tiles
 from .fill_forwarding import forward_fills
+from .in_place_updates import update_in_place
 from ..ir_dump import dump_after, dump_requested
 from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
+from .owner_copies import copy_by_owners
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
 from .work_group_sharing import share_work_group
@@ -50,8 +52,11 @@ AFFINE_TO_MEMREF = (
 )
 # GPU targets (several work-items per program): provably parallel loops become
 # scf.parallel, perfectly nested ones merge into one (canonicalize), copies out of
-# constant-filled tiles become fills (fill_forwarding.py), the loops over a
-# register-blocked accumulator step by its blocks (block_ownership.py), and
+# constant-filled tiles become fills (fill_forwarding.py), loop-carried tiles are
+# updated in place (in_place_updates.py), the loops over a register-blocked
+# accumulator step by its blocks (block_ownership.py), the copies into and out of
+# tiles that only their owners access run on their owners (owner_copies.py: after
+# block_ownership.py, whose steps make a tile's loops agree), and
 # work_group_sharing.py distributes the outermost over the work-items.
 PARALLELIZE = ("func.func(affine-parallelize)", "lower-affine", "canonicalize")
 
@@ -90,7 +95,7 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
             dump_after(rewrite.__name__, module)
         if work_items > 1:
             _run(module, PARALLELIZE)
-            for rewrite in (forward_fills, align_to_blocks):
+            for rewrite in (forward_fills, update_in_place, align_to_blocks, copy_by_owners):
                 rewrite(module)
                 _verify(module, rewrite.__name__)
                 dump_after(rewrite.__name__, module)

@@ -659,9 +659,20 @@ def _chunk(total: int | None, work_items: int, elements: int = 1) -> int:
 
 
 def _elements_per_iteration(body_ops: list) -> int:
-    """The widest vector a load or store of a loop body moves (1 for scalar bodies)."""
-    accesses = [op for op in body_ops if op.name in _ACCESS_OPS]
+    """The widest vector a load or store of a loop body moves, also inside its ifs (the
+    vector path of a masked copy, owner_copies.py); 1 for scalar bodies."""
+    accesses = [op for op in _with_if_branches(body_ops) if op.name in _ACCESS_OPS]
     return max([_vector_width(op) for op in accesses], default=1)
+
+
+def _with_if_branches(ops: list) -> list:
+    found = []
+    for op in ops:
+        found.append(op)
+        if op.name == "scf.if":
+            found += _with_if_branches([inner for region in op.regions
+                                        for block in region.blocks for inner in block.operations])
+    return found
 
 
 def _delinearize(linear, trips: list) -> list:
