@@ -16,10 +16,13 @@ CPU_TARGET = current_target().is_cpu
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def axpy_kernel(a, x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out = a * x + y over blocks of BLOCK elements, the last one masked."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+    in_bounds = offs < n
+    x = tl.load(x_ptr + offs, mask=in_bounds)
+    y = tl.load(y_ptr + offs, mask=in_bounds)
+    tl.store(out_ptr + offs, a * x + y, mask=in_bounds)
 
 
 @triton.jit
@@ -88,12 +91,12 @@ def test_small_grids_keep_one_program_per_group():
 
 @pytest.mark.skipif(not CPU_TARGET, reason="program loops are for CPU targets")
 @pytest.mark.parametrize("size", [1, 1000, 64 * 1031 + 5, 2**20 + 64 * 7 + 3])
-def test_vector_add_in_program_loops(size):
+def test_axpy_in_program_loops(size):
     x, y = torch.rand(size, device=DEVICE), torch.rand(size, device=DEVICE)
     out = torch.full_like(x, float("nan"))
-    compiled = add_kernel[(triton.cdiv(size, 64),)](x, y, out, size, BLOCK=64)
+    compiled = axpy_kernel[(triton.cdiv(size, 64),)](3.0, x, y, out, size, BLOCK=64)
     assert loops_programs(compiled)
-    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+    torch.testing.assert_close(out, 3.0 * x + y)
     source = compiled.asm["cl"]
     assert "long num_programs_x)" in source
     assert "for (long program = first_program; program < last_program; ++program) {" in source
@@ -107,9 +110,9 @@ def test_one_kernel_serves_grids_of_any_size():
     for size in (64 * 4099, 64 * 17, 64 * 300 + 1):
         x, y = torch.rand(size), torch.rand(size)
         out = torch.empty_like(x)
-        compiled = add_kernel[(triton.cdiv(size, 64),)](x, y, out, size, BLOCK=64)
+        compiled = axpy_kernel[(triton.cdiv(size, 64),)](3.0, x, y, out, size, BLOCK=64)
         assert loops_programs(compiled)
-        torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+        torch.testing.assert_close(out, 3.0 * x + y)
 
 
 @pytest.mark.parametrize("grid", [(4099, 1, 1), (1000, 3, 1), (257, 2, 3), (1, 5, 2)])
@@ -125,10 +128,10 @@ def test_program_loops_false_keeps_one_program_per_group():
     size = 64 * 1031
     x, y = torch.rand(size), torch.rand(size)
     out = torch.empty_like(x)
-    compiled = add_kernel[(triton.cdiv(size, 64),)](x, y, out, size, BLOCK=64, program_loops=False)
+    compiled = axpy_kernel[(triton.cdiv(size, 64),)](3.0, x, y, out, size, BLOCK=64, program_loops=False)
     assert not loops_programs(compiled)
     assert "for (long program" not in compiled.asm["cl"]
-    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+    torch.testing.assert_close(out, 3.0 * x + y)
 
 
 def test_gpu_shape_keeps_one_program_per_group():
@@ -171,9 +174,9 @@ def test_bounds_checked_kernels_keep_one_program_per_group():
     size = 64 * 300 + 1
     x, y = torch.rand(size), torch.rand(size)
     out = torch.empty_like(x)
-    compiled = add_kernel[(triton.cdiv(size, 64),)](x, y, out, size, BLOCK=64, bounds_check=True)
+    compiled = axpy_kernel[(triton.cdiv(size, 64),)](3.0, x, y, out, size, BLOCK=64, bounds_check=True)
     assert not loops_programs(compiled)
-    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+    torch.testing.assert_close(out, 3.0 * x + y)
 
 
 @pytest.mark.skipif(not CPU_TARGET, reason="program loops are for CPU targets")
@@ -184,9 +187,9 @@ def test_recorded_launch_replays(tmp_path):
     x, y = torch.rand(size), torch.rand(size)
     out = torch.empty_like(x)
     with recording(str(tmp_path)):
-        compiled = add_kernel[(triton.cdiv(size, 64),)](x, y, out, size, BLOCK=64)
+        compiled = axpy_kernel[(triton.cdiv(size, 64),)](3.0, x, y, out, size, BLOCK=64)
     assert loops_programs(compiled)
-    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+    torch.testing.assert_close(out, 3.0 * x + y)
     [path] = list_recordings(str(tmp_path))
     result = replay(path)
     assert result["ok"], result["problems"]
