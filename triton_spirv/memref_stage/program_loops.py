@@ -1,9 +1,9 @@
 """Program loops: on CPU targets a work-group runs several consecutive programs.
 
-A CPU OpenCL runtime pays a fixed cost per work-group (PoCL: ~10 ns of scheduling and
-the call of the work-group function, measured with an empty kernel); a kernel of 1024
-elements per program pays it for every 12 KB it moves. Here a kernel of one work-item
-per group gets a loop over the programs of the grid's first dimension:
+A CPU OpenCL runtime pays a fixed cost per work-group (PoCL and Intel's runtime: ~12 ns
+of scheduling and the call of the work-group function; benchmarks/work_groups.py); a
+vector add of 1024 elements per program pays it for every 12 KB it moves. Here a kernel
+of one work-item per group gets a loop over the programs of the grid's first dimension:
 
     num_programs_x                 a new last parameter (`index`): the grid's first dimension
     per_group = ceil(num_programs_x / num_groups(0))
