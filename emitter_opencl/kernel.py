@@ -73,7 +73,8 @@ class EmittedKernel:
     # parameters (before the assert record).
     flat_memory: int = 0
     # Kernels whose work-groups run consecutive programs (`opencl.program_loop`): their
-    # last parameter is the grid's first dimension, which the launcher passes.
+    # last parameter (before bounds-checked mode's) is the grid's first dimension, which
+    # the launcher passes.
     program_loop: bool = False
 
 

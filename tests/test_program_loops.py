@@ -170,13 +170,19 @@ def test_device_assert_keeps_one_program_per_group():
     assert loops_programs(assert_positive[(300,)](x, out, BLOCK=64)) == CPU_TARGET
 
 
-def test_bounds_checked_kernels_keep_one_program_per_group():
+def test_bounds_checked_kernels_loop_programs_and_report_accesses():
+    """Bounds-checked mode checks the same code: its parameters follow num_programs_x."""
+    from launcher.bounds import OutOfBoundsError
     size = 64 * 300 + 1
     x, y = torch.rand(size), torch.rand(size)
     out = torch.empty_like(x)
     compiled = axpy_kernel[(triton.cdiv(size, 64),)](3.0, x, y, out, size, BLOCK=64, bounds_check=True)
-    assert not loops_programs(compiled)
+    assert loops_programs(compiled) == CPU_TARGET
     torch.testing.assert_close(out, 3.0 * x + y)
+    # n beyond the buffers: the first program past them reads out of bounds.
+    with pytest.raises(OutOfBoundsError) as raised:
+        axpy_kernel[(triton.cdiv(size, 64) + 1,)](3.0, x, y, out, size + 64, BLOCK=64, bounds_check=True)
+    assert raised.value.size == size
 
 
 @pytest.mark.skipif(not CPU_TARGET, reason="program loops are for CPU targets")

@@ -357,9 +357,7 @@ def make_memref(src: str, metadata, options) -> str:
     from .stages import linalg_to_memref_text
     from .memref_stage.work_group_sharing import work_group_size
     target = current_target(options.opencl_target)
-    # Bounds-checked kernels keep one program per group: their hidden parameters and
-    # error records name programs by work-group.
-    program_loops = options.program_loops and target.loops_programs and not options.bounds_check
+    program_loops = options.program_loops and target.loops_programs
     return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps),
                                  program_loops=program_loops)
 

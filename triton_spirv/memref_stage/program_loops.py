@@ -12,7 +12,8 @@ of one work-item per group gets a loop over the programs of the grid's first dim
 
 The launcher (launcher/program_loops.py) sees the function attribute
 `opencl.program_loop`, passes the grid's first dimension as that parameter and launches
-fewer groups; the other grid dimensions stay as they are. Work-group buffers
+fewer groups; the other grid dimensions stay as they are. Bounds-checked mode appends
+its parameters after it (it reports accesses, not programs). Work-group buffers
 (`memref.alloc`) stay before the loop, so every program reuses the same tiles.
 
 Only kernels whose programs are independent and unordered get the loop: no atomics
