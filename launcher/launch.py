@@ -465,14 +465,14 @@ class OpenCLLauncher:
         if settled != function.args_set or self._has_float_scalars:
             self._set_args(kernel, buffer_args, scalar_args)
             function.args_set = settled
-        if enter_hook is not None:
+        if _has_hooks(enter_hook):
             enter_hook(launch_metadata)
         if global_size is not None:
             self._enqueue(queue, kernel, global_size, function.local_size)
             # The kernel wrote straight into host memory (the probe checked that it
             # does on this device); finishing makes the results complete.
             queue.finish()
-        if exit_hook is not None:
+        if _has_hooks(exit_hook):
             exit_hook(launch_metadata)
 
     def _aliasing_buffer_args(self, buffers, args):
@@ -524,7 +524,7 @@ class OpenCLLauncher:
                 staged[(address, nbytes)] = buffers.staging_buffer(address, nbytes)
             buffer_args += (index, staged[(address, nbytes)][0])
         self._set_args(function.kernel, tuple(buffer_args), scalar_args)
-        if enter_hook is not None:
+        if _has_hooks(enter_hook):
             enter_hook(launch_metadata)
         if global_size is not None:
             for device_buffer, host_view in staged.values():
@@ -534,7 +534,7 @@ class OpenCLLauncher:
             for device_buffer, host_view in staged.values():
                 self._enqueue_copy(queue, host_view, device_buffer, is_blocking=False)
             queue.finish()
-        if exit_hook is not None:
+        if _has_hooks(exit_hook):
             exit_hook(launch_metadata)
 
     def _scalar_args(self, args):
@@ -625,6 +625,15 @@ class OpenCLLauncher:
         self._plain = (function.device.zero_copy and function.bounds is None and not self._has_tuples
                        and not self._scratch and self._flat is None and self._asserts is None)
         self._bound = function
+
+
+def _has_hooks(hook):
+    """Whether a launch hook has anything to call. Triton passes its hook chains
+    (`knobs.runtime.launch_enter_hook`, `launch_exit_hook`) to every launch, empty unless
+    something registered a hook; calling the two empty chains costs a launch ~1-2 us,
+    a fifth of this launcher's own cost on Intel's runtime. A chain is read at each
+    launch, so hooks added later are called."""
+    return hook is not None and getattr(hook, "calls", True)
 
 
 def _parameter_mismatch(triton_type, decl):

@@ -140,6 +140,43 @@ def test_reduction_to_a_scalar_becomes_a_work_group_tree():
     assert out.count("gpu.barrier") == 1 + 1 + 7 + 1, out
 
 
+def test_a_short_reduction_gets_a_tree_of_its_own_length():
+    # 63 elements for 128 work-items: 63 partials, halving steps from 32 only (no step
+    # in which no work-item has a partner)
+    out = rewrite("""
+  %acc = memref.alloc() : memref<f32>
+  memref.store %zero, %acc[] : memref<f32>
+  %c63 = arith.constant 63 : index
+  scf.for %i = %c0 to %c63 step %c1 {
+    %x = memref.load %t[%i] : memref<256xf32>
+    %a = memref.load %acc[] : memref<f32>
+    %m = arith.maxnumf %a, %x : f32
+    memref.store %m, %acc[] : memref<f32>
+  }
+  %max = memref.load %acc[] : memref<f32>
+  memref.store %max, %out[%c0] : memref<?xf32>""")
+    assert "memref.alloc() : memref<63xf32>" in out and "memref<128xf32>" not in out
+    assert out.count("arith.maxnumf") == 1 + 6 + 1   # fold, steps 32..1, into acc
+    for half in (32, 16, 8, 4, 2, 1):
+        assert f"arith.cmpi ult, %thread_id_x, %c{half} " in out
+    assert "arith.cmpi ult, %thread_id_x, %c64 " not in out
+
+
+def test_vector_loops_give_each_work_item_one_vector_per_step():
+    # 256 float4 iterations for 128 work-items: work-item `lid` takes iteration lid, then
+    # lid + 128 -- neighbouring work-items on neighbouring 16 bytes (no chunk of two)
+    out = rewrite("""
+  %v = memref.alloc() : memref<1024xf32>
+  %four = arith.constant 4 : index
+  %c1024 = arith.constant 1024 : index
+  %zeros = arith.constant dense<0.0> : vector<4xf32>
+  scf.parallel (%i) = (%c0) to (%c1024) step (%four) {
+    vector.store %zeros, %v[%i] : memref<1024xf32>, vector<4xf32>
+    scf.reduce
+  }""")
+    assert re.search(r"scf.for %\w+ = %thread_id_x to %c256 step %c128 ", out), out
+
+
 # One step of a loop: the tile shifted by one element through %u (other work-items'
 # elements: barriers between the two loops and before the next step's first one).
 SHIFT_STEP = """
@@ -380,7 +417,12 @@ CASES = {"elementwise": add_case, "reduction": softmax_case, "dot": matmul_case}
 @needs_oclgrind
 @pytest.mark.parametrize("family", CASES)
 def test_gpu_shaped_kernels_are_race_free_under_oclgrind(tmp_path, family):
-    compiled, grid, args, result, expected = CASES[family]()
+    assert_race_free(tmp_path, *CASES[family]())
+
+
+def assert_race_free(tmp_path, compiled, grid, args, result: int, expected) -> None:
+    """The kernel has barriers, runs under Oclgrind without a data race and gives
+    `expected` in argument `result`."""
     source = compiled.asm["cl"]
     assert "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)" in source
     results, messages = oclgrind_run(tmp_path, source, compiled.metadata.name, grid,

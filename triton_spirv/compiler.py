@@ -349,8 +349,11 @@ def make_linalg(src, metadata, options) -> str:
     # miscompiles the tutorial-03 matmul (wrong results), while Intel's runtime and
     # Oclgrind run the same OpenCL C correctly. As for stream forwarding (memref_stage/pipeline.py),
     # the GPU shape keeps the single gather path, which is correct everywhere.
+    # Reductions in vector lanes suit one work-item; work-items reduce as a tree.
     work_items = work_group_size(current_target(options.opencl_target), options.num_warps)
-    return ttir_to_linalg_text(str(src), versioning_allowed=work_items == 1)
+    one_work_item = work_items == 1
+    return ttir_to_linalg_text(str(src), versioning_allowed=one_work_item,
+                               lane_reductions=one_work_item)
 
 
 def make_memref(src: str, metadata, options) -> str:

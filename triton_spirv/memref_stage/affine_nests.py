@@ -82,6 +82,24 @@ def outermost_parallel_loops(block: ir.Block) -> list:
     return found
 
 
+def matched_loops(block: ir.Block, match, skip: dict) -> list:
+    """`match(loop)` of every `scf.for` under `block` for which it is not None, without
+    looking inside a matched loop or an op of `skip`."""
+    found = []
+    for op in list(block.operations):
+        if op_of(op) in skip:
+            continue
+        if op.operation.name == "scf.for":
+            matched = match(op)
+            if matched is not None:
+                found.append(matched)
+                continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(matched_loops(inner, match, skip))
+    return found
+
+
 def is_alloc(value: ir.Value) -> bool:
     """A work-group buffer (`memref.alloc`) rather than a view of a kernel argument."""
     defining = owner(value)

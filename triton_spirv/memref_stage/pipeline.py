@@ -17,7 +17,7 @@ from .branch_tiles import share_branch_tiles
 from .fill_forwarding import forward_fills
 from .program_loops import loop_programs
 from ..ir_dump import dump_after, dump_requested
-from .elementwise_vectors import vectorize_elementwise
+from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
 from .work_group_sharing import share_work_group
@@ -84,6 +84,9 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
             # Work-items share the row blocks: blocks that divide the rows, one loop.
             rewrites = tuple(block_contractions_exactly if r is block_contractions else r
                              for r in rewrites)
+            # One float4 per work-item and iteration instead of a float16 row.
+            rewrites = tuple(vectorize_elementwise_per_work_item
+                             if r is vectorize_elementwise else r for r in rewrites)
         for rewrite in rewrites:
             rewrite(module)
             _verify(module, rewrite.__name__)
