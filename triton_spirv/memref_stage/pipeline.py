@@ -16,6 +16,7 @@ from .block_ownership import align_to_blocks
 from .branch_tiles import share_branch_tiles
 from .fill_forwarding import forward_fills
 from .in_place_updates import update_in_place
+from .program_loops import loop_programs
 from ..ir_dump import dump_after, dump_requested
 from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
 from .owner_copies import copy_by_owners
@@ -73,9 +74,11 @@ def pipeline_text(passes: tuple[str, ...] = LINALG_TO_MEMREF) -> str:
 
 
 def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
-                    work_items: int = 1) -> ir.Module:
+                    work_items: int = 1, program_loops: bool = False) -> ir.Module:
     """Lowers `module` in place from Linalg on tensors to the memref stage; with
-    `work_items` > 1 (GPU targets) the work-items of a work-group share each program."""
+    `work_items` > 1 (GPU targets) the work-items of a work-group share each program;
+    with `program_loops` (CPU targets, one work-item per group) a work-group runs
+    consecutive programs of kernels that allow it (program_loops.py)."""
     with module.context:
         _run(module, LINALG_TO_AFFINE)
         if work_items > 1:
@@ -106,6 +109,10 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
         share_branch_tiles(module)
         _verify(module, share_branch_tiles.__name__)
         dump_after(share_branch_tiles.__name__, module)
+        if program_loops and work_items == 1:
+            loop_programs(module)
+            _verify(module, loop_programs.__name__)
+            dump_after(loop_programs.__name__, module)
     return module
 
 
