@@ -64,24 +64,49 @@ def _is_tile(value: ir.Value) -> bool:
 
 
 def _as_nest(copy) -> list:
+    """The loops run over the tile's own (static) shape where it has the copy's rank, a
+    guard skipping what lies beyond the copy's extent: the distribution then splits a
+    static space (no division by a run-time extent per element)."""
     source, target = copy.operands[0], copy.operands[1]
-    shape = ir.MemRefType(source.type).shape
-    loops = []
-    with op_of(copy).location, ir.InsertionPoint(copy):
+    location = op_of(copy).location
+    with location, ir.InsertionPoint(copy):
         index = ir.IndexType.get()
         zero, one = arith.constant(index, 0), arith.constant(index, 1)
         sizes = [arith.constant(index, size) if not ir.ShapedType.is_dynamic_size(size)
                  else memref.dim(source, arith.constant(index, dim))
-                 for dim, size in enumerate(shape)]
-    point = ir.InsertionPoint(copy)
-    for size in sizes:
-        with op_of(copy).location, point:
-            loop = scf.ForOp(zero, size, one)
+                 for dim, size in enumerate(ir.MemRefType(source.type).shape)]
+        bounds = _tile_shape(target, len(sizes))
+        uppers = sizes if bounds is None else [arith.constant(index, b) for b in bounds]
+    loops, point = [], ir.InsertionPoint(copy)
+    for upper in uppers:
+        with location, point:
+            loop = scf.ForOp(zero, upper, one)
         loops.append(loop)
-        with op_of(copy).location, ir.InsertionPoint(loop.body):
+        with location, ir.InsertionPoint(loop.body):
             point = ir.InsertionPoint(scf.YieldOp([]))
-    with op_of(copy).location, point:
-        ivs = [loop.induction_variable for loop in loops]
+    ivs = [loop.induction_variable for loop in loops]
+    with location, point:
+        if bounds is not None:
+            inside = None
+            for iv, size in zip(ivs, sizes):
+                below = arith.cmpi(arith.CmpIPredicate.ult, iv, size)
+                inside = below if inside is None else arith.andi(inside, below)
+            guard = scf.IfOp(inside)
+            point = ir.InsertionPoint(guard.then_block)
+    with location, point:
         memref.store(memref.load(source, ivs), target, ivs)
+        if bounds is not None:
+            scf.YieldOp([])
     op_of(copy).erase()
     return loops
+
+
+def _tile_shape(view: ir.Value, rank: int) -> list | None:
+    """The static shape of the tile under `view` when it has `rank` dimensions (an upper
+    bound of the view's), else None."""
+    while (defining := owner(view)) is not None and defining.name in VIEW_OPS:
+        view = defining.operands[0]
+    shape = ir.MemRefType(view.type).shape
+    if len(shape) != rank or any(ir.ShapedType.is_dynamic_size(size) for size in shape):
+        return None
+    return list(shape)
