@@ -4,33 +4,34 @@ prints for them), as they share the async copies of other element types.
 
 Such a copy (`memref.copy` of a global view into a `__local` tile) would otherwise be a
 single-work-item section (work_group_sharing.py): work-item 0 converts the whole tile
-while the others wait at the next barrier. It becomes a perfect `scf.for` nest of
-element loads and stores over the copy's shape, which work_group_sharing distributes
-over the work-items like any parallel loop (chunks of consecutive elements, barriers
-from its ownership analysis).
+while the others wait at the next barrier. It becomes a perfect `scf.for` nest over the
+tile's static shape whose body loads and stores one element where it lies within the
+copy's extent; work_group_sharing distributes it over the work-items like any parallel
+loop (chunks of consecutive elements, barriers from its ownership analysis).
 
 Besides spreading the work, this keeps PoCL 3.1 right: its work-group compiler dropped
 work-item 0's conversion of an operand tile of an fp16 `tl.dot` when a masked fill of
 the other operand followed it before the next barrier (tests/data/pocl_region_entry.cl
 reduces it; Oclgrind reports no race and Intel's runtime computes it right), and a
 barrier closing that section made it miscompile tutorial 05's forward kernel instead.
-fp8 copies stay work-item 0's: shared, PoCL 3.1 computed tutorial 06's fp8 attention
-wrong (Intel's runtime right), and as a section it computes it right.
+fp8 copies stay work-item 0's: shared (element loops over the copy's extent), PoCL 3.1
+computed tutorial 06's fp8 attention wrong (Intel's runtime right); as a section it
+computes it right.
 """
 from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from .affine_nests import VIEW_OPS, op_of, owner
+from .affine_nests import op_of, owner, root_buffer
 
 _NARROW = (ir.F16Type, ir.BF16Type)
 
 
 def converting_copy_nests(block: ir.Block) -> list:
     """Replaces every global -> `__local` copy of fp16 / bf16 under `block` (outside
-    `scf.parallel` bodies) by a perfect `scf.for` nest of element loads and stores; ->
-    the nests (lists of loops, outermost first)."""
+    `scf.parallel` bodies) by a perfect `scf.for` nest of element loads and stores
+    (_as_nest); -> the nests (lists of loops, outermost first)."""
     return [_as_nest(copy) for copy in _converting_copies(block)]
 
 
@@ -57,9 +58,7 @@ def _is_converting_copy(op) -> bool:
 
 def _is_tile(value: ir.Value) -> bool:
     """A view of a `__local` tile (memref.alloc; memref.alloca is private memory)."""
-    while (defining := owner(value)) is not None and defining.name in VIEW_OPS:
-        value = defining.operands[0]
-    defining = owner(value)
+    defining = owner(root_buffer(value))
     return defining is not None and defining.name == "memref.alloc"
 
 
@@ -104,9 +103,7 @@ def _as_nest(copy) -> list:
 def _tile_shape(view: ir.Value, rank: int) -> list | None:
     """The static shape of the tile under `view` when it has `rank` dimensions (an upper
     bound of the view's), else None."""
-    while (defining := owner(view)) is not None and defining.name in VIEW_OPS:
-        view = defining.operands[0]
-    shape = ir.MemRefType(view.type).shape
+    shape = ir.MemRefType(root_buffer(view).type).shape
     if len(shape) != rank or any(ir.ShapedType.is_dynamic_size(size) for size in shape):
         return None
     return list(shape)
