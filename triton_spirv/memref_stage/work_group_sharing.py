@@ -43,6 +43,7 @@ from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
 from .block_ownership import block_offsets
 from .sequential_tiles import share_sequential_tiles
 from .work_group_scans import scans_on_work_group
+from .shared_copies import converting_copy_nests
 
 # Elements one work-item owns in a row: 4 elements is one 16-byte vector of f32 (a loop
 # that already moves float4 vectors gets one iteration per chunk).
@@ -79,8 +80,11 @@ def _share_function(func, work_items: int) -> None:
     with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
         lid = gpu.thread_id(gpu.Dimension.x)
     sharing = _Sharing(lid, work_items)
+    copies = converting_copy_nests(entry)
     for loop in _outermost_parallel_loops(entry):
         sharing.distribute(loop)
+    for nest in copies:
+        sharing.distribute_nest(nest)
     for nest in _owner_parallel_nests(entry, sharing.distributed):
         sharing.distribute_nest(nest)
     for loop in _serial_reductions(entry, sharing.distributed):
