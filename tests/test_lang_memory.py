@@ -2,7 +2,6 @@
 (every rmw kind, int and float, masks, old values, contention from many programs,
 the layer-norm spin lock); tensor descriptors; loops with pointer iter-args (the matmul
 idiom), pointers chosen by `if`, wrap-around offsets; unsupported pointer casts."""
-import re
 
 import pytest
 import torch
