@@ -16,9 +16,9 @@ import peers
 # Launchers (shared with the interpreter peer)
 
 
-def launch_vector_add(x, y, out, block=1024):
+def launch_vector_add(x, y, out, block=1024, **options):
     n = x.numel()
-    kernels.add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block)
+    kernels.add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block, **options)
 
 
 def launch_softmax(x, out):
@@ -116,6 +116,21 @@ def vector_add_large_blocks(quick=False):
                    _bench(lambda: launch_vector_add(x, y, out, 16384)), 3 * n * 4, peer_ms)
 
 
+def vector_add_one_program_per_group(quick=False):
+    """The same kernel with program loops off (`program_loops=False`): one work-group
+    per program, as on GPUs; next to torch and to the default, whose work-groups on CPU
+    devices run several programs each (memref_stage/program_loops.py)."""
+    n = 2**20 if quick else 2**25
+    x, y, out = make_inputs("vector_add", n)
+    launch_vector_add(x, y, out, program_loops=False)
+    _check(out, x + y, "vector_add_one_program_per_group", 0, 0)
+    expected = torch.empty_like(out)
+    peer_ms = {"torch": _bench(lambda: torch.add(x, y, out=expected)),
+               "program loops": _bench(lambda: launch_vector_add(x, y, out))}
+    return _result("vector_add one program/group", "GB/s",
+                   _bench(lambda: launch_vector_add(x, y, out, program_loops=False)), 3 * n * 4, peer_ms)
+
+
 def softmax(quick=False):
     rows = 512 if quick else 4096
     x, out = make_inputs("softmax", rows)
@@ -180,9 +195,9 @@ def launch_overhead(quick=False):
 
 
 def compile_latency(quick=False):
-    cold, warm, stages = peers.compile_latency_s()
+    cold, warm, new_kernel, stages = peers.compile_latency_s()
     return {"case": "matmul compile latency", "unit": "s", "ours": {"ms": cold * 1e3, "rate": cold},
-            "peers": {}, "cold_s": cold, "warm_s": warm, "stage_seconds": stages}
+            "peers": {}, "cold_s": cold, "warm_s": warm, "new_kernel_s": new_kernel, "stage_seconds": stages}
 
 
 from hlo_cases import hlo_gelu, hlo_row_reduction, hlo_transpose  # noqa: E402
@@ -190,6 +205,7 @@ from hlo_cases import hlo_gelu, hlo_row_reduction, hlo_transpose  # noqa: E402
 CASES = {
     "vector_add": vector_add,
     "vector_add_large_blocks": vector_add_large_blocks,
+    "vector_add_one_program_per_group": vector_add_one_program_per_group,
     "softmax": softmax,
     "matmul_fp32": matmul_fp32,
     "matmul_fp16": matmul_fp16,

@@ -42,6 +42,7 @@ def _format_row(result: dict) -> str:
         cells.append(f"launcher alone (CompiledKernel.run): {result['launcher_only_us']:.1f} us")
     if "warm_s" in result:  # compile latency: the cold compile is the row, then the warm start
         cells.append(f"warm start (new process, cache hit): {result['warm_s']:.2f} s")
+        cells.append(f"new kernel (start-up memos kept): {result['new_kernel_s']:.2f} s")
         stages = ", ".join(f"{stage} {s:.2f}" for stage, s in result.get("stage_seconds", {}).items())
         if stages:
             cells.append(f"cold stages (s): {stages}")

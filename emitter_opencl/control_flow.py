@@ -70,7 +70,10 @@ def _for(emitter, op) -> None:
     for arg, target in zip(carried_args, targets):
         emitter.exprs[arg] = target.name
     emitter.names.push_scope()
-    depth_name = _LOOP_VAR_NAMES[min(emitter.loop_depth, len(_LOOP_VAR_NAMES) - 1)]
+    # The loop over a work-group's programs (`opencl.program_loop`) wraps the whole
+    # kernel: its variable is the program, and the loops inside keep their names.
+    program_loop = "opencl.program_loop" in op.attributes
+    depth_name = "program" if program_loop else _LOOP_VAR_NAMES[min(emitter.loop_depth, len(_LOOP_VAR_NAMES) - 1)]
     var = emitter.names.fresh(sanitize(source_name(iv.location) or "") or depth_name)
     emitter.exprs[iv] = var
     iv_ctype = emitter.ctype_of(op, iv)
@@ -80,9 +83,10 @@ def _for(emitter, op) -> None:
         bound = f"{emitter.unsigned(var, iv_kind, 1)} < {emitter.unsigned(upper, iv_kind, 1)}"
     increment = f"++{var}" if step == "1" else f"{var} += {step}"
     emitter.open_stmt(op, f"for ({iv_ctype} {var} = {lower}; {bound}; {increment})")
-    emitter.loop_depth += 1
+    nesting = 0 if program_loop else 1
+    emitter.loop_depth += nesting
     emitter.emit_region_block(body, targets)
-    emitter.loop_depth -= 1
+    emitter.loop_depth -= nesting
     emitter.out.close()
     emitter.names.pop_scope()
 

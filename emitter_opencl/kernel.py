@@ -72,6 +72,10 @@ class EmittedKernel:
     # Kernels with tt.int_to_ptr: how many flat memory buffers follow the kernel's own
     # parameters (before the assert record).
     flat_memory: int = 0
+    # Kernels whose work-groups run consecutive programs (`opencl.program_loop`): their
+    # last parameter (before bounds-checked mode's) is the grid's first dimension, which
+    # the launcher passes.
+    program_loop: bool = False
 
 
 def emit_opencl(module: ir.Module, bounds_check: bool = False) -> EmittedKernel:
@@ -200,6 +204,7 @@ class KernelEmitter:
             kernel.bounds_sites = [site.as_dict() for site in self.bounds.sites]
         kernel.asserts = self._asserts()
         kernel.flat_memory = self._flat_memory()
+        kernel.program_loop = "opencl.program_loop" in self.func.attributes
         return kernel
 
     def _flat_memory(self) -> int:

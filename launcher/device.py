@@ -31,6 +31,10 @@ ENV_VAR = "TRITON_OPENCL_DEVICE"
 # Set to 1 to copy arguments in and out even on zero-copy devices (to test that path).
 FORCE_COPY_ENV_VAR = "TRITON_OPENCL_FORCE_COPY"
 
+# The ICD loader's own variables that restrict which drivers it opens (ocl-icd, as
+# pyopencl's wheels bundle it): a device missing from the listing may be left out by them.
+ICD_LOADER_ENV_VARS = ("OCL_ICD_VENDORS", "OCL_ICD_FILENAMES")
+
 INSTALL_HINT = (
     "To run Triton kernels on the CPU, install an OpenCL driver and loader, e.g. on Debian/Ubuntu: "
     "`apt-get install pocl-opencl-icd ocl-icd-libopencl1`, plus `pip install pyopencl`. "
@@ -260,6 +264,10 @@ def _no_device_message(spec, platforms, found, candidates, errors):
     if errors:
         lines.append("Errors:")
         lines.extend(f"  {e}" for e in errors)
+    for variable in ICD_LOADER_ENV_VARS:
+        if os.environ.get(variable):
+            lines.append(f"{variable}={os.environ[variable]!r} limits the drivers the OpenCL loader opens "
+                         "(docs/startup.md).")
     lines.append(INSTALL_HINT)
     return "\n".join(lines)
 

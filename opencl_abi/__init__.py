@@ -12,6 +12,11 @@ back. Their order, and the layout of each record, are written here once:
 
 The launcher zeroes both records before each launch.
 
+A kernel whose work-groups run consecutive programs (metadata `program_loop`) takes
+`long num_programs_x` (the grid's first dimension) right after its own parameters; such
+kernels have no flat memory buffers or assert record, and bounds-checked mode's
+parameters follow it.
+
 This package imports nothing of the project's: the emitter (emitter_opencl/bounds.py),
 the Triton frontend (triton_spirv/ttir_to_linalg/debug.py) and the launcher
 (launcher/bounds.py, launcher/asserts.py) all import it, and the launcher stays free of

@@ -8,7 +8,8 @@ import triton
 import triton.language as tl
 from mlir import ir
 
-from triton_spirv.memref_stage.elementwise_vectors import vectorize_elementwise
+from triton_spirv.memref_stage.elementwise_vectors import (
+    vectorize_elementwise, vectorize_elementwise_per_work_item)
 from triton_spirv.stages import new_context
 
 LOOP = """
@@ -25,12 +26,13 @@ func.func @k(%m: f32) {
 """
 
 
-def _rewrite(N=64, T="f32", load="%i", op="arith.subf %a, %m : f32", store_to="%y"):
+def _rewrite(N=64, T="f32", load="%i", op="arith.subf %a, %m : f32", store_to="%y",
+             rewrite=vectorize_elementwise):
     text = (LOOP.replace("{N}", str(N)).replace("{T}", T).replace("{LOAD}", load)
             .replace("{OP}", op).replace("%y[%i]", f"{store_to}[%i]"))
     with new_context():
         module = ir.Module.parse(text)
-        count = vectorize_elementwise(module)
+        count = rewrite(module)
         module.operation.verify()
         return count, str(module)
 
@@ -44,6 +46,13 @@ def test_loop_steps_by_16_on_vectors():
     # the loop-invariant scalar is broadcast once, before the loop
     assert text.index("vector.broadcast %arg0") < text.index("affine.for")
     assert "arith.subf" in text and "affine.load" not in text
+
+
+def test_gpu_shapes_get_float4_per_work_item():
+    # work_group_sharing.py then hands one float4 to each work-item per iteration
+    count, text = _rewrite(N=8, rewrite=vectorize_elementwise_per_work_item)
+    assert count == 1 and "step 4" in text
+    assert "vector<4xf32>" in text and "vector<16xf32>" not in text
 
 
 def test_math_ops_become_vector_math():

@@ -9,6 +9,9 @@ import pytest
 
 from filecheck_helper import check_file, module_pass
 from triton_spirv.hlo import passes as hlo_passes
+from triton_spirv.memref_stage.in_place_updates import update_in_place
+from triton_spirv.memref_stage.owner_copies import copy_by_owners
+from triton_spirv.memref_stage.program_loops import loop_programs
 from triton_spirv.memref_stage.register_blocking import block_contractions
 from triton_spirv.stages import ttir_to_linalg_text
 from triton_spirv.memref_stage.stream_forwarding import forward_streams
@@ -21,8 +24,11 @@ PASSES = {
     "hlo-vectorize-loads-stores": module_pass(hlo_passes.vectorize_loads_stores),
     # lanes.py's pack_lane_accumulators, then canonicalize (as the pipeline runs it)
     "hlo-pack-lane-accumulators": module_pass(hlo_passes.pack_lanes),
+    "program-loops": module_pass(loop_programs),
     "register-blocking": module_pass(block_contractions),
     "stream-forwarding": module_pass(forward_streams),
+    "in-place-updates": module_pass(update_in_place),
+    "owner-copies": module_pass(copy_by_owners),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
 }

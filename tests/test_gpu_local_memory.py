@@ -3,7 +3,8 @@
 kernel's `__local` bytes, from the compiled kernel's metadata, are within 64 KB and the
 tutorial's own check against torch passes. Accumulators, pointer tiles and loaded
 tiles that only their owners touch are private (block_ownership.py,
-work_group_sharing.py); fills replace copies of zero tiles (fill_forwarding.py); the
+work_group_sharing.py, owner_copies.py); fills replace copies of zero tiles
+(fill_forwarding.py); loop-carried sums are updated in place (in_place_updates.py); the
 stages of attention share their tiles (sequential_tiles.py).
 
 The target variable is read once per process, so every family runs in a child process.
@@ -35,18 +36,18 @@ def matmul_128x64x64(tutorial):
     torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=1e-2, rtol=0)
 
 
-def layer_norm_forward(tutorial):
-    """The forward kernel against torch (the backward launches the dw/db kernel, whose
-    32x128 sums do not fit: see test_layer_norm_dwdb_names_its_tiles)."""
+def layer_norm_dwdb(tutorial, block_m=32, block_n=128):
+    """The backward's dw/db kernel on its own against torch, at sizes that leave partial
+    row and column blocks (the tutorial's check sums whole blocks only) and a row
+    length that is no multiple of 16 (elements copied one by one at the block's end)."""
     torch.manual_seed(0)
-    m, n = 151, 512
-    x = -2.3 + 0.5 * torch.randn((m, n), dtype=torch.float16)
-    weight = torch.rand((n,), dtype=torch.float16, requires_grad=True)
-    bias = torch.rand((n,), dtype=torch.float16, requires_grad=True)
-    x.requires_grad_(True)
-    y = tutorial.layer_norm(x, (n,), weight, bias, 1e-5)
-    expected = torch.nn.functional.layer_norm(x.float(), (n,), weight.float(), bias.float(), 1e-5)
-    torch.testing.assert_close(y.float(), expected, atol=1e-2, rtol=0)
+    m, n = 45, 300
+    dw, db = torch.randn((m, n)), torch.randn((m, n))
+    final_dw, final_db = (torch.empty((n,), dtype=torch.float16) for _ in range(2))
+    tutorial._layer_norm_bwd_dwdb[(triton.cdiv(n, block_n),)](
+        dw, db, final_dw, final_db, m, n, BLOCK_SIZE_M=block_m, BLOCK_SIZE_N=block_n)
+    torch.testing.assert_close(final_dw.float(), dw.sum(0), atol=1e-2, rtol=1e-3)
+    torch.testing.assert_close(final_db.float(), db.sum(0), atol=1e-2, rtol=1e-3)
 
 
 # family -> (tutorial file, the check to run on the loaded module)
@@ -55,7 +56,9 @@ FAMILIES = {
     "attention": ("06-fused-attention.py",
                   lambda t: t.test_op(1, 2, 128, 64, True, torch.float16)),
     "persistent-matmul": ("09-persistent-matmul.py", lambda t: t.validate(96, 160, 64)),
-    "layer-norm-forward": ("05-layer-norm.py", layer_norm_forward),
+    # forward, dx and dw/db against torch (the tutorial's own check)
+    "layer-norm": ("05-layer-norm.py", lambda t: t.test_layer_norm(151, 512, torch.float16)),
+    "layer-norm-dwdb": ("05-layer-norm.py", layer_norm_dwdb),
 }
 
 
@@ -96,18 +99,28 @@ def test_tutorial_family_fits_64k_and_matches_torch(family, tmp_path):
         assert record["local_bytes"] <= LIMIT, record
 
 
-def test_layer_norm_dwdb_names_its_tiles(tmp_path):
-    """Layer norm's dw/db kernel keeps two 32x128 fp32 sums that every work-item reads
-    across rows, their loop-carried copies and two loaded tiles in __local memory:
-    beyond 64 KB, it fails at compile time naming the kernel, the target and its tiles."""
-    code, _records, output = run_family("layer-norm-dwdb", tmp_path)
+def test_layer_norm_dwdb_fits_32k(tmp_path):
+    """The dw/db kernel keeps only its two 32x128 fp32 sums in __local memory (every
+    work-item reads them across rows for the column sums): 32 KB, within gpu-32k."""
+    code, records, output = run_family("layer-norm-dwdb", tmp_path, {"TRITON_SPIRV_TARGET": "gpu-32k"})
+    assert code == 0, output
+    assert records and all(r["local_bytes"] <= 32 * 1024 for r in records), records
+
+
+def test_wide_layer_norm_dwdb_names_its_tiles(tmp_path):
+    """The dw/db kernel at 128x128 blocks keeps two 128x128 fp32 sums that every
+    work-item reads across rows for the final column sums: 64 KB each, beyond the
+    target's local memory; it fails at compile time naming the kernel, the target and
+    its tiles."""
+    code, _records, output = run_family("layer-norm-dwdb-wide", tmp_path)
     assert code != 0
     assert "kernel 'layer_norm_bwd_dwdb' needs" in output, output
-    assert "target 'gpu-64k'" in output and "float[32x128] = 16384 bytes from 05-layer-norm.py:" in output
+    assert "target 'gpu-64k'" in output and "float[128x128] = 65536 bytes from 05-layer-norm.py:" in output
 
 
 @pytest.mark.skipif(shutil.which("oclgrind") is None, reason="oclgrind is not installed")
-@pytest.mark.parametrize("family", ["matmul", "attention", "persistent-matmul"])
+@pytest.mark.parametrize("family", ["matmul", "attention", "persistent-matmul", "layer-norm",
+                                    "layer-norm-dwdb"])
 def test_tutorial_family_is_race_free_under_oclgrind_at_64k(family, tmp_path):
     """The family's launches, recorded on the device in use (launcher/replay.py), replay
     under `oclgrind --data-races` with the target's 64 KB of local memory: no race, and
@@ -130,8 +143,7 @@ def test_tutorial_family_is_race_free_under_oclgrind_at_64k(family, tmp_path):
 
 
 FAMILIES_ONLY_IN_CHILD = {
-    "layer-norm-dwdb": ("05-layer-norm.py",
-                        lambda t: t.test_layer_norm(151, 512, torch.float16)),
+    "layer-norm-dwdb-wide": ("05-layer-norm.py", lambda t: layer_norm_dwdb(t, 128, 128)),
 }
 
 if __name__ == "__main__":

@@ -235,6 +235,32 @@ def test_launch_hooks_and_explicit_queue(dev):
     torch.testing.assert_close(out, x + y)
 
 
+def test_triton_hook_chains_are_called_when_they_hold_hooks(dev):
+    """Triton passes its hook chains (knobs.runtime.launch_enter_hook / exit) to every
+    launch; an empty one is not called, and one that gains a hook later is."""
+    from triton.knobs import HookChain
+
+    calls = []
+
+    class RecordingChain(HookChain):
+        def __call__(self, *args):
+            calls.append(("chain", self.reversed))
+            super().__call__(*args)
+
+    enter, exit_ = RecordingChain(), RecordingChain(reversed=True)
+    x, y, out = torch.randn(8), torch.randn(8), torch.zeros(8)
+    metadata = {"name": "add_kernel"}
+    run_add(x, y, out, launch_metadata=metadata, enter_hook=enter, exit_hook=exit_)
+    assert calls == []
+    torch.testing.assert_close(out, x + y)
+    enter.add(lambda m: calls.append(("enter", m)))
+    exit_.add(lambda m: calls.append(("exit", m)))
+    out.zero_()
+    run_add(x, y, out, launch_metadata=metadata, enter_hook=enter, exit_hook=exit_)
+    assert calls == [("chain", False), ("enter", metadata), ("chain", True), ("exit", metadata)]
+    torch.testing.assert_close(out, x + y)
+
+
 def test_copy_mode(dev, monkeypatch):
     """Devices without zero-copy host buffers copy arguments in and out."""
     monkeypatch.setenv(device_module.FORCE_COPY_ENV_VAR, "1")
@@ -372,6 +398,10 @@ def test_no_device_for_a_bad_selection(dev, monkeypatch):
     assert "'no-such-opencl-device' matches none" in message
     assert "apt-get install pocl-opencl-icd ocl-icd-libopencl1" in message
     assert dev.device.name.strip() in message  # lists what was found
+    # A loader restricted to some drivers is named (it may hide the device asked for).
+    monkeypatch.setenv("OCL_ICD_VENDORS", "/etc/OpenCL/vendors/some-driver.icd")
+    with pytest.raises(NoOpenCLDeviceError, match="OCL_ICD_VENDORS='/etc/OpenCL/vendors/some-driver.icd' limits"):
+        launcher.get_device()
     monkeypatch.setenv(launcher.ENV_VAR, "7:7")
     with pytest.raises(NoOpenCLDeviceError, match="'7:7' matches none"):
         launcher.get_device()

@@ -31,9 +31,10 @@ module {
 """
 
 
-def _linalg(combine: str, length: int = 64) -> str:
+def _linalg(combine: str, length: int = 64, lane_reductions: bool = True) -> str:
     text = REDUCE_TTIR.replace("COMBINE", combine)
-    return ttir_to_linalg_text(text.replace("64", str(length)))
+    return ttir_to_linalg_text(text.replace("64", str(length)),
+                               lane_reductions=lane_reductions)
 
 
 @pytest.mark.parametrize("combine", ["arith.addf", "arith.maxnumf", "arith.minimumf"])
@@ -45,6 +46,13 @@ def test_commutative_reduction_runs_in_lanes(combine):
     assert "tensor<3x16xf32>" in linalg and "tensor<15xf32>" in linalg
     assert linalg.count('"reduction"') == 2
     assert linalg.count(combine) == 2
+
+
+def test_gpu_shapes_reduce_along_the_axis_itself():
+    # the work-items of a GPU-shaped program reduce the 63 remaining elements as a tree
+    linalg = _linalg("arith.addf", lane_reductions=False)
+    assert "tensor.expand_shape" not in linalg and "tensor<63xf32>" in linalg
+    assert linalg.count('"reduction"') == 1
 
 
 def test_non_commutative_reduction_stays_in_order():

@@ -13,6 +13,7 @@ from triton_spirv.memref_stage.register_blocking import (block_contractions,
                                                          block_contractions_exactly)
 from triton_spirv.stages import memref_to_opencl, new_context
 from triton_spirv.memref_stage import pipeline
+from test_lang_dot_shapes import matmul_kernel
 
 MATMUL_NEST = """
 func.func @k(%lhs_arg: memref<?xf32>) {
@@ -162,3 +163,20 @@ def test_blocked_dot_matches_torch(M, N, K, dtype):
         np.testing.assert_allclose(c.double().numpy(), expected.numpy(), rtol=1e-4, atol=1e-3)
     else:
         assert torch.equal(c, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_operand_tiles_copied_whole_or_in_part_match_torch(dtype):
+    """Blocks of 32x32x16 over 40x48x40: inside programs copy whole operand tiles (the
+    version with constant extents, full_tile_copies.py), edge programs and the last k
+    step the masked parts; both in one launch."""
+    M, N, K = 40, 48, 40
+    torch.manual_seed(0)
+    a, b = torch.randn(M, K).to(dtype), torch.randn(K, N).to(dtype)
+    c = torch.empty(M, N)
+    compiled = matmul_kernel[(2, 2)](a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride(),
+                                     BM=32, BN=32, BK=16, PRECISION="ieee", ACC_INT=False,
+                                     opencl_target="cpu")
+    assert "if (is_full)" in compiled.asm["cl"]
+    expected = a.double() @ b.double()
+    np.testing.assert_allclose(c.double().numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)

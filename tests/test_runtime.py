@@ -453,3 +453,30 @@ def test_host_view_helpers_are_plain_memory():
     assert buf.data_ptr() % 32 == 0 and buf.nbytes == 64
     view = (ctypes.c_char * 64).from_address(buf.data_ptr())
     assert bytes(view) == b"\0" * 64
+
+
+def test_launch_hooks_registered_with_triton_see_each_launch():
+    """Hooks added to Triton's launch hook chains are called around each launch with the
+    kernel's launch metadata, and no longer once removed."""
+    seen = []
+
+    def enter(metadata):  # Triton's LazyDict
+        seen.append(("enter", metadata.get()["name"]))
+
+    def leave(metadata):
+        seen.append(("exit", metadata.get()["name"]))
+
+    x = torch.rand(100, device=DEVICE)
+    out = torch.empty_like(x)
+    triton.knobs.runtime.launch_enter_hook.add(enter)
+    triton.knobs.runtime.launch_exit_hook.add(leave)
+    try:
+        scale_kernel[(4,)](x, out, 100, 2.0, BLOCK=32)
+    finally:
+        triton.knobs.runtime.launch_enter_hook.remove(enter)
+        triton.knobs.runtime.launch_exit_hook.remove(leave)
+    torch.testing.assert_close(out, x * 2.0)
+    assert seen == [("enter", "scale_kernel"), ("exit", "scale_kernel")]
+    scale_kernel[(4,)](x, out, 100, 3.0, BLOCK=32)
+    torch.testing.assert_close(out, x * 3.0)
+    assert len(seen) == 2

@@ -111,8 +111,10 @@ def test_mlir_enable_dump_prints_the_ir_after_each_pass(tmp_path):
     assert ours[0] == "convert-ttir-to-linalg"
     assert [n for n in ours if n in LINALG_TO_MEMREF] == list(LINALG_TO_MEMREF)
     assert "block_contractions" in ours and "forward_streams" in ours
-    # The IR after the last pass is the memref stage the compiler kept.
-    last = [ir for when, name, ir in dumps if when == "After" and name == LINALG_TO_MEMREF[-1]][-1]
+    # The CPU shape's last step: the kernel's work-groups loop over programs.
+    assert ours[-1] == "loop_programs"
+    # The IR after the last step is the memref stage the compiler kept.
+    last = [ir for when, name, ir in dumps if when == "After" and name == ours[-1]][-1]
     assert last.strip() == _without_locations(_result(run)["memref"]).strip()
 
 

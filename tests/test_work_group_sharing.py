@@ -49,8 +49,12 @@ func.func @k(%out: memref<?xf32>) {
 
 
 def rewrite(body: str, work_items: int = 128) -> str:
+    return rewrite_module(HEADER + body + "\n  return\n}", work_items)
+
+
+def rewrite_module(text: str, work_items: int = 128) -> str:
     with new_context():
-        module = ir.Module.parse(HEADER + body + "\n  return\n}")
+        module = ir.Module.parse(text)
         share_work_group(module, work_items)
         module.operation.verify()
         passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module.operation)
@@ -197,6 +201,43 @@ def test_reduction_to_a_scalar_becomes_a_work_group_tree():
     assert out.count("gpu.barrier") == 1 + 1 + 7 + 1, out
 
 
+def test_a_short_reduction_gets_a_tree_of_its_own_length():
+    # 63 elements for 128 work-items: 63 partials, halving steps from 32 only (no step
+    # in which no work-item has a partner)
+    out = rewrite("""
+  %acc = memref.alloc() : memref<f32>
+  memref.store %zero, %acc[] : memref<f32>
+  %c63 = arith.constant 63 : index
+  scf.for %i = %c0 to %c63 step %c1 {
+    %x = memref.load %t[%i] : memref<256xf32>
+    %a = memref.load %acc[] : memref<f32>
+    %m = arith.maxnumf %a, %x : f32
+    memref.store %m, %acc[] : memref<f32>
+  }
+  %max = memref.load %acc[] : memref<f32>
+  memref.store %max, %out[%c0] : memref<?xf32>""")
+    assert "memref.alloc() : memref<63xf32>" in out and "memref<128xf32>" not in out
+    assert out.count("arith.maxnumf") == 1 + 6 + 1   # fold, steps 32..1, into acc
+    for half in (32, 16, 8, 4, 2, 1):
+        assert f"arith.cmpi ult, %thread_id_x, %c{half} " in out
+    assert "arith.cmpi ult, %thread_id_x, %c64 " not in out
+
+
+def test_vector_loops_give_each_work_item_one_vector_per_step():
+    # 256 float4 iterations for 128 work-items: work-item `lid` takes iteration lid, then
+    # lid + 128 -- neighbouring work-items on neighbouring 16 bytes (no chunk of two)
+    out = rewrite("""
+  %v = memref.alloc() : memref<1024xf32>
+  %four = arith.constant 4 : index
+  %c1024 = arith.constant 1024 : index
+  %zeros = arith.constant dense<0.0> : vector<4xf32>
+  scf.parallel (%i) = (%c0) to (%c1024) step (%four) {
+    vector.store %zeros, %v[%i] : memref<1024xf32>, vector<4xf32>
+    scf.reduce
+  }""")
+    assert re.search(r"scf.for %\w+ = %thread_id_x to %c256 step %c128 ", out), out
+
+
 # One step of a loop: the tile shifted by one element through %u (other work-items'
 # elements: barriers between the two loops and before the next step's first one).
 SHIFT_STEP = """
@@ -237,6 +278,52 @@ def test_a_loop_holding_barriers_is_entered_after_a_barrier_not_a_branch():
                      r"\s*\} \{opencl.single_work_item\}\n"
                      r"\s*gpu.barrier\n\s*scf.for %arg2 = %c0 to %c4 ", out), out
     assert out[out.index("scf.for %arg2 = %c0 to %c4 "):].count("gpu.barrier") == 2, out
+
+
+def test_converting_copies_into_tiles_are_shared_by_the_work_items():
+    # An fp16 copy into a __local tile is a loop nest the work-items share in chunks of
+    # consecutive elements, not work-item 0's section; the loops run over the tile's
+    # static shape (chunks of 2 for 256 elements) and skip what lies beyond the copy's
+    # extent; the reads wait at a barrier.
+    src = """
+func.func @k(%src: memref<?xf16>, %out: memref<?xf16>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %tile = memref.alloc() : memref<256xf16>
+  %view = memref.subview %tile[0] [%n] [1] : memref<256xf16> to memref<?xf16, strided<[1]>>
+  %in = memref.subview %src[0] [%n] [1] : memref<?xf16> to memref<?xf16, strided<[1]>>
+  memref.copy %in, %view : memref<?xf16, strided<[1]>> to memref<?xf16, strided<[1]>>
+  %x = memref.load %tile[%c0] : memref<256xf16>
+  memref.store %x, %out[%c0] : memref<?xf16>
+  return
+}"""
+    out = rewrite_module(src)
+    assert "memref.copy" not in out, out
+    loop = re.search(r"%(\w+) = arith.muli %thread_id_x, %c2 : index\n\s*"
+                     r"scf.for %\w+ = %\1 to %c256 step %c256 \{", out)
+    assert loop, out
+    body = out[loop.end():out.index("gpu.barrier")]
+    assert re.search(r"(%\d+) = arith.addi .*\n\s*(%\d+) = arith.cmpi ult, \1, %arg2 : index\n"
+                     r"\s*scf.if \2 \{\n\s*%\d+ = memref.load %subview_0\[\1\] .*\n"
+                     r"\s*memref.store %\d+, %subview\[\1\]", body), out
+    # the one section left is the scalar store, after the barrier
+    after = out[out.index("gpu.barrier"):]
+    assert out.count("scf.if") == 2 and after.count("scf.if") == 1, out
+    assert re.search(r"scf.if %\w+ \{\n\s*memref.store %\w+, %arg1\[%c0\]", after), out
+
+
+def test_copies_between_tiles_stay_sections():
+    src = """
+func.func @k(%out: memref<?xf16>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<16xf16>
+  %b = memref.alloc() : memref<16xf16>
+  memref.copy %a, %b : memref<16xf16> to memref<16xf16>
+  %x = memref.load %b[%c0] : memref<16xf16>
+  memref.store %x, %out[%c0] : memref<?xf16>
+  return
+}"""
+    out = rewrite_module(src)
+    assert re.search(r"scf.if %\w+ \{\n\s*memref.copy ", out), out
 
 
 def test_gather_nests_are_shared_by_owner():
@@ -438,9 +525,17 @@ CASES = {"elementwise": add_case, "reduction": softmax_case, "dot": matmul_case}
 @needs_oclgrind
 @pytest.mark.parametrize("family", CASES)
 def test_gpu_shaped_kernels_are_race_free_under_oclgrind(tmp_path, family):
-    compiled, grid, args, result, expected = CASES[family]()
+    # In the elementwise kernel each work-item loads, adds and stores only its own
+    # elements (memref_stage/owner_copies.py): no barrier, no __local memory.
+    assert_race_free(tmp_path, *CASES[family](), barriers=family != "elementwise")
+
+
+def assert_race_free(tmp_path, compiled, grid, args, result: int, expected,
+                     barriers: bool = True) -> None:
+    """The kernel has barriers (none when `barriers` is False), runs under Oclgrind
+    without a data race and gives `expected` in argument `result`."""
     source = compiled.asm["cl"]
-    assert "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)" in source
+    assert ("barrier(CLK_LOCAL_MEM_FENCE" in source) == barriers
     results, messages = oclgrind_run(tmp_path, source, compiled.metadata.name, grid,
                                      compiled.metadata.local_size, args)
     assert "data race" not in messages.lower(), messages[-3000:]
@@ -467,6 +562,76 @@ def test_oclgrind_catches_a_missing_barrier(tmp_path):
     _results, messages = oclgrind_run(tmp_path, planted, compiled.metadata.name, grid,
                                       compiled.metadata.local_size, args)
     assert "data race" in messages.lower(), messages[-3000:]
+
+
+# ---------------------------------------------------------------------------------------
+# PoCL 3.1 and work-item 0's tile copies: tests/data/pocl_region_entry.cl
+
+REGION_ENTRY = os.path.join(ROOT, "tests", "data", "pocl_region_entry.cl")
+SHARED_COPY = "-DSHARED_COPY"
+
+
+def region_entry_case():
+    """The reproducer's arguments (numpy arrays, (kind, value) scalars) and expected out."""
+    rows, cols, steps = 16, 29, 2
+    a = (np.arange(rows * cols) % 1000).astype(np.float16)
+    expected = np.zeros((steps, 16, 16), np.float32)
+    for step in range(steps):
+        n = min(max(cols - step * 16, 0), 16)
+        expected[step, :, :n] = a.reshape(rows, cols)[:, step * 16:step * 16 + n]
+    args = [a, np.full(steps * 256, -1, np.float32), ("int", rows), ("int", cols), ("int", steps)]
+    return args, expected.ravel()
+
+
+def run_region_entry(platform, options: str) -> np.ndarray:
+    """The reproducer's one work-group on `platform`'s first device: -> out."""
+    import pyopencl as cl
+    args, _expected = region_entry_case()
+    context = cl.Context(platform.get_devices()[:1])
+    queue = cl.CommandQueue(context)
+    flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+    a, out = (arg.copy() for arg in args[:2])
+    buffers = [cl.Buffer(context, flags, hostbuf=host) for host in (a, out)]
+    scalars = [np.int32(value) for _kind, value in args[2:]]
+    with open(REGION_ENTRY) as f:
+        program = cl.Program(context, f.read()).build(options=options)
+    program.region_entry(queue, (128,), (128,), *buffers, *scalars)
+    cl.enqueue_copy(queue, out, buffers[1])
+    queue.finish()
+    return out
+
+
+def opencl_platforms() -> list:
+    import pyopencl as cl
+    try:
+        return cl.get_platforms()
+    except cl.Error:
+        return []
+
+
+@pytest.mark.parametrize("platform", opencl_platforms(), ids=lambda p: p.name.strip())
+def test_tile_copies_the_work_items_share_are_right_on_every_device(platform):
+    # Shared copies are right everywhere; work-item 0's copy is dropped by PoCL 3.1 only
+    # (not checked there).
+    _args, expected = region_entry_case()
+    np.testing.assert_array_equal(run_region_entry(platform, SHARED_COPY), expected)
+    if "PoCL" not in platform.version:
+        np.testing.assert_array_equal(run_region_entry(platform, ""), expected)
+
+
+@needs_oclgrind
+@pytest.mark.parametrize("shared", [False, True], ids=["work-item 0", "shared"])
+def test_the_tile_copy_reproducer_is_race_free_under_oclgrind(tmp_path, shared):
+    args, expected = region_entry_case()
+    with open(REGION_ENTRY) as f:
+        source = f.read()
+    if shared:
+        source = "#define SHARED_COPY\n" + source
+    results, messages = oclgrind_run(tmp_path, source, "region_entry", (1, 1, 1), (128, 1, 1),
+                                     args)
+    assert "data race" not in messages.lower(), messages[-3000:]
+    assert results, messages[-3000:]
+    np.testing.assert_array_equal(results["arg1"], expected)
 
 
 @pytest.mark.parametrize("m, n, k", [(64, 64, 64), (96, 80, 72)])

@@ -81,6 +81,10 @@ class OpenCLOptions:
     # How the device gets the kernel: auto, spirv or source (launcher/il.py); also
     # TRITON_SPIRV_PROGRAM.
     program: str = ""
+    # On targets that loop programs (CPU devices, target.py), a work-group runs several
+    # consecutive programs of the grid's first dimension where the kernel allows it
+    # (memref_stage/program_loops.py); False keeps one program per work-group.
+    program_loops: bool = True
 
     def hash(self) -> str:
         key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
@@ -345,15 +349,20 @@ def make_linalg(src, metadata, options) -> str:
     # miscompiles the tutorial-03 matmul (wrong results), while Intel's runtime and
     # Oclgrind run the same OpenCL C correctly. As for stream forwarding (memref_stage/pipeline.py),
     # the GPU shape keeps the single gather path, which is correct everywhere.
+    # Reductions in vector lanes suit one work-item; work-items reduce as a tree.
     work_items = work_group_size(current_target(options.opencl_target), options.num_warps)
-    return ttir_to_linalg_text(str(src), versioning_allowed=work_items == 1)
+    one_work_item = work_items == 1
+    return ttir_to_linalg_text(str(src), versioning_allowed=one_work_item,
+                               lane_reductions=one_work_item)
 
 
 def make_memref(src: str, metadata, options) -> str:
     from .stages import linalg_to_memref_text
     from .memref_stage.work_group_sharing import work_group_size
     target = current_target(options.opencl_target)
-    return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps))
+    program_loops = options.program_loops and target.loops_programs
+    return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps),
+                                 program_loops=program_loops)
 
 
 def make_cl(src: str, metadata, options) -> str:
@@ -379,6 +388,10 @@ def make_cl(src: str, metadata, options) -> str:
     if emitted.flat_memory:
         # tt.int_to_ptr: the launcher passes host-memory buffers (zero-copy devices only).
         metadata["flat_memory"] = emitted.flat_memory
+    if emitted.program_loop:
+        # A work-group runs consecutive programs: the launcher passes the grid's first
+        # dimension and launches fewer groups (launcher/program_loops.py).
+        metadata["program_loop"] = True
     if options.bounds_check:
         _add_bounds_metadata(metadata, emitted)
     return emitted.source

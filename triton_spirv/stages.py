@@ -19,21 +19,23 @@ def print_module(module: ir.Module) -> str:
     return module.operation.get_asm(enable_debug_info=True)
 
 
-def ttir_to_linalg_text(ttir_text: str, versioning_allowed: bool = True) -> str:
+def ttir_to_linalg_text(ttir_text: str, versioning_allowed: bool = True,
+                        lane_reductions: bool = True) -> str:
     from .ir_dump import dump_after
     from .ttir import read_ttir
     from .ttir_to_linalg import convert_ttir
     with new_context() as ctx:
-        module = convert_ttir(read_ttir(ttir_text, ctx), versioning_allowed)
+        module = convert_ttir(read_ttir(ttir_text, ctx), versioning_allowed,
+                              lane_reductions)
         dump_after("convert-ttir-to-linalg", module)
         return print_module(module)
 
 
-def linalg_to_memref_text(linalg_text: str, work_items: int = 1) -> str:
+def linalg_to_memref_text(linalg_text: str, work_items: int = 1, program_loops: bool = False) -> str:
     from .memref_stage.pipeline import lower_to_memref
     with new_context():
         module = ir.Module.parse(linalg_text)
-        return print_module(lower_to_memref(module, work_items=work_items))
+        return print_module(lower_to_memref(module, work_items=work_items, program_loops=program_loops))
 
 
 def memref_to_opencl(memref_text: str, bounds_check: bool = False):

@@ -50,6 +50,13 @@ class TargetDescription:
     def is_cpu(self) -> bool:
         return self.device_type == "cpu"
 
+    @property
+    def loops_programs(self) -> bool:
+        """Whether a work-group runs several consecutive programs (memref_stage/
+        program_loops.py): on CPU devices, where each work-group costs a call of the
+        runtime's scheduler and many small ones cost more than they balance."""
+        return self.is_cpu
+
     def key(self) -> str:
         """Every field, as text: equal keys compile alike."""
         return ";".join(f"{k}={v}" for k, v in sorted(asdict(self).items()))

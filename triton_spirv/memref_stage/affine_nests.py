@@ -28,6 +28,13 @@ def nested_ops(block: ir.Block) -> list:
     return found
 
 
+def kernel_ops(module: ir.Module, name: str) -> list:
+    """The ops named `name` in the bodies of `module`'s functions, in program order."""
+    return [op for func in module.body.operations
+            if func.operation.name == "func.func" and func.regions[0].blocks
+            for op in nested_ops(func.regions[0].blocks[0]) if op.operation.name == name]
+
+
 def nested_allocs(block: ir.Block) -> list:
     """The `memref.alloc`s of `block` and of the regions nested in it."""
     return [op for op in nested_ops(block) if op.operation.name == "memref.alloc"]
@@ -41,6 +48,28 @@ def is_nested_in(op, ancestor) -> bool:
             return True
         op = op.parent
     return False
+
+
+def ancestor_in(op, block: ir.Block):
+    """The op of `block` that is or holds `op`, else None."""
+    op = op_of(op)
+    while op.parent is not None:   # the module op has no block
+        if op.block == block:
+            return op
+        op = op.parent.operation
+    return None
+
+
+def users_through_views(memref: ir.Value) -> list:
+    """The ops that use `memref` or a view of it, other than the view ops themselves."""
+    found, pending = [], [memref]
+    while pending:
+        for use in pending.pop().uses:
+            if use.owner.name in VIEW_OPS:
+                pending.append(use.owner.results[0])
+            else:
+                found.append(use.owner)
+    return found
 
 
 def owner(value: ir.Value):
@@ -69,6 +98,24 @@ def memory_access(op):
     return None
 
 
+def access_width(op) -> int:
+    """Elements a load or store touches along the last dimension."""
+    value = op.results[0] if op.name in ("memref.load", "vector.load") else op.operands[0]
+    return ir.VectorType(value.type).shape[-1] if isinstance(value.type, ir.VectorType) else 1
+
+
+def whole_tile_steps(loop, shape: list) -> list | None:
+    """The steps `(1, ..., 1, W)` of an scf.parallel from 0 to `shape` whose last step W
+    divides the last dimension: it visits each row of W elements once; else None."""
+    n = len(loop.regions[0].blocks[0].arguments)
+    lbs, ubs, steps = ([constant_index(v) for v in list(loop.operands)[k * n:(k + 1) * n]]
+                       for k in range(3))
+    if n != len(shape) or lbs != [0] * n or ubs != list(shape) or \
+            steps[:-1] != [1] * (n - 1) or not steps[-1] or shape[-1] % steps[-1]:
+        return None
+    return steps
+
+
 def outermost_parallel_loops(block: ir.Block) -> list:
     """The scf.parallel loops under `block` that no other scf.parallel holds."""
     found = []
@@ -79,6 +126,24 @@ def outermost_parallel_loops(block: ir.Block) -> list:
         for region in op.regions:
             for inner in region.blocks:
                 found.extend(outermost_parallel_loops(inner))
+    return found
+
+
+def matched_loops(block: ir.Block, match, skip: dict) -> list:
+    """`match(loop)` of every `scf.for` under `block` for which it is not None, without
+    looking inside a matched loop or an op of `skip`."""
+    found = []
+    for op in list(block.operations):
+        if op_of(op) in skip:
+            continue
+        if op.operation.name == "scf.for":
+            matched = match(op)
+            if matched is not None:
+                found.append(matched)
+                continue
+        for region in op.regions:
+            for inner in region.blocks:
+                found.extend(matched_loops(inner, match, skip))
     return found
 
 

@@ -10,7 +10,7 @@ An innermost loop such as softmax's
 is one work-item's loop: PoCL's compiler vectorizes some of these, Intel's OpenCL CPU
 compiler (which vectorizes across work-items) leaves them scalar, and a scalar `exp` is
 several times slower than `exp` on a float16. This rewrite steps such a loop by WIDTH and
-gives it WIDTH-wide vectors: `affine.vector_load`/`affine.vector_store` for the accesses
+gives it WIDTH-wide vectors (GPU_WIDTH on GPU shapes, see below): `affine.vector_load`/`affine.vector_store` for the accesses
 whose last index is the loop's induction variable (unit stride), the same arith/math ops
 on vectors, `vector.broadcast` for loop-invariant scalars. A loop is rewritten only when
 its extent is a multiple of WIDTH, every op in it is one of those, every value is f32,
@@ -26,35 +26,45 @@ from .affine_nests import body_ops, constant_extent, induction_var, root_buffer
 from .register_blocking import unit_stride_last
 
 WIDTH = 16
+# GPU shapes: the work-items of a work-group share the loop (work_group_sharing.py), each
+# taking one 16-byte float4 per iteration, so neighbouring work-items touch neighbouring
+# 16 bytes and every lane has work (a 1024-element tile feeds 256 lanes, not 64). That is
+# the layout Triton's GPU backends give f32 elementwise code (4 elements per thread).
+GPU_WIDTH = 4
 _ELEMENTWISE = {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf",
                 "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf",
                 "math.exp", "math.exp2", "math.log", "math.log2", "math.sqrt", "math.rsqrt",
                 "math.tanh", "math.erf", "math.absf", "math.fma"}
 
 
-def vectorize_elementwise(module: ir.Module) -> int:
+def vectorize_elementwise(module: ir.Module, width: int = WIDTH) -> int:
     """Rewrites every matching innermost loop in `module`; returns how many."""
     loops = []
 
     def visit(op):
-        if op.name == "affine.for" and _matches(op.opview):
+        if op.name == "affine.for" and _matches(op.opview, width):
             loops.append(op.opview)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
     for loop in loops:
         with loop.location:
-            _rewrite(loop)
+            _rewrite(loop, width)
     return len(loops)
+
+
+def vectorize_elementwise_per_work_item(module: ir.Module) -> int:
+    """The GPU shape's vectors: GPU_WIDTH elements per work-item and iteration."""
+    return vectorize_elementwise(module, GPU_WIDTH)
 
 
 def _is_f32(t: ir.Type) -> bool:
     return isinstance(t, ir.F32Type)
 
 
-def _matches(loop) -> bool:
+def _matches(loop, width: int) -> bool:
     extent = constant_extent(loop)
-    if extent is None or extent % WIDTH or extent < WIDTH:
+    if extent is None or extent % width or extent < width:
         return False
     iv = induction_var(loop)
     ops = body_ops(loop)
@@ -81,9 +91,9 @@ def _matches(loop) -> bool:
         all(len(keys) == 1 for keys in stored.values())
 
 
-def _rewrite(loop) -> None:
-    loop.attributes["step"] = ir.IntegerAttr.get(ir.IndexType.get(), WIDTH)
-    vtype = ir.VectorType.get([WIDTH], ir.F32Type.get())
+def _rewrite(loop, width: int) -> None:
+    loop.attributes["step"] = ir.IntegerAttr.get(ir.IndexType.get(), width)
+    vtype = ir.VectorType.get([width], ir.F32Type.get())
     vectors, broadcasts = {}, {}
 
     def as_vector(v):

@@ -15,8 +15,11 @@ from mlir import ir, passmanager
 from .block_ownership import align_to_blocks
 from .branch_tiles import share_branch_tiles
 from .fill_forwarding import forward_fills
+from .in_place_updates import update_in_place
+from .program_loops import loop_programs
 from ..ir_dump import dump_after, dump_requested
-from .elementwise_vectors import vectorize_elementwise
+from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
+from .owner_copies import copy_by_owners
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
 from .work_group_sharing import share_work_group
@@ -50,8 +53,11 @@ AFFINE_TO_MEMREF = (
 )
 # GPU targets (several work-items per program): provably parallel loops become
 # scf.parallel, perfectly nested ones merge into one (canonicalize), copies out of
-# constant-filled tiles become fills (fill_forwarding.py), the loops over a
-# register-blocked accumulator step by its blocks (block_ownership.py), and
+# constant-filled tiles become fills (fill_forwarding.py), loop-carried tiles are
+# updated in place (in_place_updates.py), the loops over a register-blocked
+# accumulator step by its blocks (block_ownership.py), the copies into and out of
+# tiles that only their owners access run on their owners (owner_copies.py: after
+# block_ownership.py, whose steps make a tile's loops agree), and
 # work_group_sharing.py distributes the outermost over the work-items.
 PARALLELIZE = ("func.func(affine-parallelize)", "lower-affine", "canonicalize")
 
@@ -68,9 +74,11 @@ def pipeline_text(passes: tuple[str, ...] = LINALG_TO_MEMREF) -> str:
 
 
 def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
-                    work_items: int = 1) -> ir.Module:
+                    work_items: int = 1, program_loops: bool = False) -> ir.Module:
     """Lowers `module` in place from Linalg on tensors to the memref stage; with
-    `work_items` > 1 (GPU targets) the work-items of a work-group share each program."""
+    `work_items` > 1 (GPU targets) the work-items of a work-group share each program;
+    with `program_loops` (CPU targets, one work-item per group) a work-group runs
+    consecutive programs of kernels that allow it (program_loops.py)."""
     with module.context:
         _run(module, LINALG_TO_AFFINE)
         if work_items > 1:
@@ -81,13 +89,16 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
             # Work-items share the row blocks: blocks that divide the rows, one loop.
             rewrites = tuple(block_contractions_exactly if r is block_contractions else r
                              for r in rewrites)
+            # One float4 per work-item and iteration instead of a float16 row.
+            rewrites = tuple(vectorize_elementwise_per_work_item
+                             if r is vectorize_elementwise else r for r in rewrites)
         for rewrite in rewrites:
             rewrite(module)
             _verify(module, rewrite.__name__)
             dump_after(rewrite.__name__, module)
         if work_items > 1:
             _run(module, PARALLELIZE)
-            for rewrite in (forward_fills, align_to_blocks):
+            for rewrite in (forward_fills, update_in_place, align_to_blocks, copy_by_owners):
                 rewrite(module)
                 _verify(module, rewrite.__name__)
                 dump_after(rewrite.__name__, module)
@@ -98,6 +109,10 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
         share_branch_tiles(module)
         _verify(module, share_branch_tiles.__name__)
         dump_after(share_branch_tiles.__name__, module)
+        if program_loops and work_items == 1:
+            loop_programs(module)
+            _verify(module, loop_programs.__name__)
+            dump_after(loop_programs.__name__, module)
     return module
 
 

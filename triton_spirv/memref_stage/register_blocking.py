@@ -45,6 +45,7 @@ from mlir.dialects import affine, math, vector
 
 from .affine_nests import (body_ops, constant_extent, induction_var, is_alloc, named,
                            root_buffer)
+from .full_tile_copies import version_tile_copies
 
 # Vector widths tried for the column loop, widest first; narrower tiles fall back to
 # the next width that divides them.
@@ -77,21 +78,35 @@ class Nest:
 
 def block_contractions(module: ir.Module) -> int:
     """Rewrites every matching contraction nest in `module` into blocks of CPU_ROWS
-    rows (and one block of the rest); returns how many nests."""
-    return _block_all(module, exact_rows=False)
+    rows (and one block of the rest), and versions the copies that fill its operand
+    tiles on filling them whole (full_tile_copies.py); returns how many nests."""
+    nests = _matched_nests(module)
+    tiles = list(dict.fromkeys(tile for nest in nests for tile in operand_tiles(nest)))
+    for nest in nests:
+        rewrite_nest(nest, exact_rows=False)
+    for tile in tiles:
+        version_tile_copies(tile)
+    return len(nests)
 
 
 def block_contractions_exactly(module: ir.Module) -> int:
     """As block_contractions, with blocks of a number of rows that divides the extent
     (DIVISOR_ROWS): for work-groups whose work-items share the blocks."""
-    return _block_all(module, exact_rows=True)
-
-
-def _block_all(module: ir.Module, exact_rows: bool) -> int:
-    nests = [nest for op in _affine_loops(module.body) if (nest := match_nest(op))]
+    nests = _matched_nests(module)
     for nest in nests:
-        rewrite_nest(nest, exact_rows)
+        rewrite_nest(nest, exact_rows=True)
     return len(nests)
+
+
+def _matched_nests(module: ir.Module) -> list:
+    return [nest for op in _affine_loops(module.body) if (nest := match_nest(op))]
+
+
+def operand_tiles(nest: Nest) -> list:
+    """The work-group tiles the nest reads besides its accumulator."""
+    return [op.operands[0] for op in nest.body
+            if op.operation.name == "affine.load" and op != nest.acc_load
+            and is_alloc(op.operands[0])]
 
 
 # ------------------------------------------------------------------------- matching

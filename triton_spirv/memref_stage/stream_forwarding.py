@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from .affine_nests import (VIEW_OPS, body_ops, constant_extent, induction_var, is_alloc,
-                           named, op_of, owner, remap_operands, root_buffer)
+from .affine_nests import (VIEW_OPS, ancestor_in, body_ops, constant_extent, induction_var,
+                           is_alloc, named, op_of, owner, remap_operands, root_buffer)
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 # Ops that neither read nor write memory: they may move across copies.
@@ -103,21 +103,11 @@ def _static_shape(value: ir.Value) -> list[int]:
     return list(ir.MemRefType(value.type).shape)
 
 
-def _ancestor_in(op, block: ir.Block):
-    """The op of `block` that contains `op` (or `op` itself), else None."""
-    op = op_of(op)
-    while op.parent is not None:   # the module op has no block
-        if op.block == block:
-            return op
-        op = op.parent.operation
-    return None
-
-
 def _uses_in(value: ir.Value, block: ir.Block) -> list:
     """The ops of `block` that use `value` (directly or inside their regions), in order."""
     found = []
     for use in value.uses:
-        top = _ancestor_in(use.owner, block)
+        top = ancestor_in(use.owner, block)
         if top is None:
             return None
         if top not in found:
@@ -159,7 +149,7 @@ def _stream_in(tile: ir.Value, nest_top, block: ir.Block) -> StreamIn | None:
         copy = _tile_copy(user, tile, into_tile=True)
         if copy is None:
             return None
-    source, extents = _global_block(copy, tile, into_tile=True)
+    source, extents = global_block(copy, tile, into_tile=True)
     if source is None:
         return None
     return StreamIn(tile, source, copy, op_of(fill) if fill is not None else None, extents)
@@ -176,7 +166,7 @@ def _tile_copy(user, tile: ir.Value, into_tile: bool):
     return None
 
 
-def _global_block(copy, tile: ir.Value, into_tile: bool):
+def global_block(copy, tile: ir.Value, into_tile: bool):
     """(view of the whole global block, copied extents) of a tile's copy, or (None, None)
     when the other side is not a global block of the tile's shape."""
     if copy is None:
@@ -239,7 +229,7 @@ def _stream_out(tile: ir.Value, nest_top, block: ir.Block) -> StreamOut | None:
     if users is None or len(users) != 2 or users[0] != nest_top.operation:
         return None
     copy = _tile_copy(users[1], tile, into_tile=False)
-    target, extents = _global_block(copy, tile, into_tile=False)
+    target, extents = global_block(copy, tile, into_tile=False)
     if target is None:
         return None
     return StreamOut(tile, target, copy, extents)

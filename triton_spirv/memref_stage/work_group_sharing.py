@@ -38,14 +38,17 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
-from .affine_nests import VIEW_OPS, nested_allocs, op_of, owner
+from .affine_nests import VIEW_OPS, matched_loops, nested_allocs, op_of, owner
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
 from .block_ownership import block_offsets
 from .sequential_tiles import share_sequential_tiles
+from .work_group_scans import scans_on_work_group
+from .shared_copies import converting_copy_nests
 
-# Iterations one work-item owns in a row: 4 elements is one 16-byte vector of f32.
+# Elements one work-item owns in a row: 4 elements is one 16-byte vector of f32 (a loop
+# that already moves float4 vectors gets one iteration per chunk).
 MAX_CHUNK = 4
 # Triton counts num_warps in warps of 32 lanes (its threads_per_warp).
 WARP_LANES = 32
@@ -83,12 +86,17 @@ def _share_function(func, work_items: int) -> None:
     with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
         lid = gpu.thread_id(gpu.Dimension.x)
     sharing = _Sharing(lid, work_items)
+    copies = converting_copy_nests(entry)
     for loop in _outermost_parallel_loops(entry):
         sharing.distribute(loop)
+    for nest in copies:
+        sharing.distribute_nest(nest)
     for nest in _owner_parallel_nests(entry, sharing.distributed):
         sharing.distribute_nest(nest)
     for loop in _serial_reductions(entry, sharing.distributed):
         sharing.reduce_as_tree(loop)
+    for rows in scans_on_work_group(entry, lid, work_items, skip=sharing.distributed):
+        sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
     sharing.privatize(entry)
     # before the barriers, which then see the shared buffers; tree reductions keep
     # theirs (their accesses are recorded in `partitioned`)
@@ -146,7 +154,7 @@ class _Sharing:
             index = ir.IndexType.get()
             trips = [self._trip_count(lb, ub, step) for lb, ub, step in zip(lbs, ubs, steps)]
             total_static = _product([_constant_index(t) for t in trips])
-            chunk = _chunk(total_static, self.work_items)
+            chunk = _chunk(total_static, self.work_items, _elements_per_iteration(body_ops))
             total = trips[0]
             for trip in trips[1:]:
                 total = arith.muli(total, trip)
@@ -300,8 +308,12 @@ class _Sharing:
             c = lambda v: arith.constant(index, v)  # noqa: E731
             lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
             count = self._trip_count(lb, ub, step)
+            # A loop of known length has at most that many partials: a smaller tile and
+            # no halving steps in which no work-item has a partner.
+            known = _constant_index(count)
+            slots = w if known is None else max(1, min(known, w))
             valid = arith.minsi(count, c(w))
-            partials = memref.alloc(ir.MemRefType.get([w], element_type), [], [])
+            partials = memref.alloc(ir.MemRefType.get([slots], element_type), [], [])
             has_element = arith.cmpi(arith.CmpIPredicate.ult, self.lid, count)
             fold = scf.IfOp(has_element)
         with loop.location, ir.InsertionPoint(fold.then_block):
@@ -319,7 +331,7 @@ class _Sharing:
         with loop.location, ir.InsertionPoint(loop):
             gpu.barrier()
             half = 1
-            while half < w:
+            while half < slots:
                 half *= 2
             half //= 2
             while half >= 1:
@@ -494,19 +506,7 @@ class SerialReduction:
 
 def _serial_reductions(block: ir.Block, distributed: dict) -> list:
     """Reduction loops run by the whole work-group (not inside a distributed loop)."""
-    found = []
-    for op in block.operations:
-        if op_of(op) in distributed:
-            continue
-        if op.operation.name == "scf.for":
-            match = _match_reduction(op)
-            if match is not None:
-                found.append(match)
-                continue
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_serial_reductions(inner, distributed))
-    return found
+    return matched_loops(block, _match_reduction, distributed)
 
 
 def _match_reduction(loop) -> SerialReduction | None:
@@ -569,6 +569,9 @@ def _constant_steps(key: tuple) -> tuple | None:
     """The steps of a distribution key's loop space, when all are constants."""
     steps = tuple(step[1] if step[0] == "constant" else None for _lb, _ub, step in key[0])
     return None if None in steps else steps
+
+
+_ACCESS_OPS = ("memref.load", "vector.load", "memref.store", "vector.store")
 
 
 def _vector_width(op) -> int:
@@ -683,15 +686,33 @@ def _product(values):
     return result
 
 
-def _chunk(total: int | None, work_items: int) -> int:
-    """Contiguous iterations per chunk: up to MAX_CHUNK while every work-item still gets
-    at least one chunk."""
+def _chunk(total: int | None, work_items: int, elements: int = 1) -> int:
+    """Contiguous iterations per chunk: up to MAX_CHUNK elements (`elements` per
+    iteration) while every work-item still gets at least one chunk."""
+    most = max(1, MAX_CHUNK // elements)
     if total is None:
-        return MAX_CHUNK
+        return most
     chunk = 1
-    while chunk < MAX_CHUNK and total >= 2 * chunk * work_items:
+    while chunk < most and total >= 2 * chunk * work_items:
         chunk *= 2
     return chunk
+
+
+def _elements_per_iteration(body_ops: list) -> int:
+    """The widest vector a load or store of a loop body moves, also inside its ifs (the
+    vector path of a masked copy, owner_copies.py); 1 for scalar bodies."""
+    accesses = [op for op in _with_if_branches(body_ops) if op.name in _ACCESS_OPS]
+    return max([_vector_width(op) for op in accesses], default=1)
+
+
+def _with_if_branches(ops: list) -> list:
+    found = []
+    for op in ops:
+        found.append(op)
+        if op.name == "scf.if":
+            found += _with_if_branches([inner for region in op.regions
+                                        for block in region.blocks for inner in block.operations])
+    return found
 
 
 def _delinearize(linear, trips: list) -> list:

@@ -97,6 +97,10 @@ class KernelConverter:
         self.branch_depth = 0
         self.fallback = 0
         self.versioning_allowed = True
+        # Reductions along a contiguous axis run in LANES accumulators (reductions.py):
+        # a one-work-item program's vector lanes. GPU shapes turn the whole reduction
+        # into a work-group tree instead (memref_stage/work_group_sharing.py).
+        self.lane_reductions = True
 
     # -- errors ---------------------------------------------------------------------------
 
@@ -149,7 +153,9 @@ class KernelConverter:
                         self.set(old, Pointer(new, arith.constant(b.i64(), 0)))
                 else:
                     self.set(old, Value(new))
-            self.convert_block(entry, top_level=True)
+            # versions of the kernel's block each end at its tt.return; nothing follows
+            kernel_exit = versioning.BlockExit([], lambda _results, _return: self._end_kernel())
+            self.convert_block(entry, kernel_exit)
         return kernel
 
     def _hidden_arguments(self):
@@ -173,37 +179,44 @@ class KernelConverter:
             self.assert_record = hidden[len(self.flat_types)]
             kernel.attributes["opencl.asserts"] = debug.asserts_attr(self.asserts)
 
-    def convert_block(self, block: ir.Block, top_level: bool = False):
-        self._convert_ops([op.operation for op in block.operations], top_level)
+    def convert_block(self, block: ir.Block, block_exit: Optional[versioning.BlockExit] = None):
+        """Converts `block`'s ops in order. With a `block_exit` (the kernel's own block, loop
+        bodies), an op whose result is a block behind a run-time guard (versioning.py)
+        splits the rest of the block into two versions."""
+        self._convert_ops([op.operation for op in block.operations], block_exit)
 
-    def _convert_ops(self, ops, top_level: bool):
-        """Converts `ops` in order. In the kernel's top-level block, an op whose result is
-        a block behind a run-time guard (versioning.py) splits the rest of the kernel."""
+    def _convert_ops(self, ops, block_exit: Optional[versioning.BlockExit]):
         for i, op in enumerate(ops):
-            if top_level and self.versioning_allowed and not self.fallback:
+            if block_exit is not None and self.versioning_allowed and not self.fallback:
                 with op.location:
                     with versioning.guard_location(op.location):
                         guard = versioning.guard_of(self, op)
                     if guard is not None:
-                        self._convert_versioned(op, ops[i + 1:], *guard)
+                        self._convert_versioned(op, ops[i + 1:], block_exit, *guard)
                         return
             self.convert_op(op)
 
-    def _convert_versioned(self, op, rest, condition, block):
-        """`scf.if condition {op as the block; rest} else {op; rest}`, then the kernel's end
-        (the `tt.return` in `rest` ends each branch)."""
-        if_op = scf.IfOp(condition, [], has_else=True)
+    def _convert_versioned(self, op, rest, block_exit: versioning.BlockExit, condition, block):
+        """`scf.if condition {op as the block; rest} else {op; rest}`, then the end of the
+        block: the block's terminator in `rest` (tt.return, a loop body's scf.yield) ends
+        each branch, handing on what the scf.if yields."""
+        with versioning.versions_location(op, rest[-1]):
+            if_op = scf.IfOp(condition, block_exit.types, has_else=True)
         self.branch_depth += 1
-        with ir.InsertionPoint(if_op.then_block):
-            self.convert_op(op)
-            self.set(op.results[0], Value(self.get(op.results[0]).value, affine=block))
-            self._convert_ops(rest, top_level=True)
-        self.fallback += 1  # no further versions inside the fallback: it is the rare path
-        with ir.InsertionPoint(if_op.else_block):
-            self._convert_ops([op] + rest, top_level=False)
-        self.fallback -= 1
-        self.branch_depth -= 1
-        self._end_kernel()
+        try:
+            with ir.InsertionPoint(if_op.then_block):
+                self.convert_op(op)
+                self.set(op.results[0], Value(self.get(op.results[0]).value, affine=block))
+                self._convert_ops(rest, block_exit)
+            self.fallback += 1  # no further versions inside the fallback: it is the rare path
+            try:
+                with ir.InsertionPoint(if_op.else_block):
+                    self._convert_ops([op] + rest, None)
+            finally:
+                self.fallback -= 1
+        finally:
+            self.branch_depth -= 1
+        block_exit.end(list(if_op.results), rest[-1])
 
     def _end_kernel(self):
         if self.branch_depth:
@@ -498,14 +511,14 @@ class KernelConverter:
 
     # -- regions, returns and calls (scf ops: loops_and_branches.py) ----------------------
 
-    def convert_region(self, block, on_return):
+    def convert_region(self, block, on_return, block_exit: Optional[versioning.BlockExit] = None):
         """Converts `block`; its terminator (scf.yield, tt.reduce.return, ...) calls
-        `on_return` with the converted values it returns."""
+        `on_return` with the converted values it returns. `block_exit`: see convert_block."""
         saved = self.yield_sink
         self.yield_sink = lambda terminator: on_return(
             [self.get(v) for v in terminator.operands])
         try:
-            self.convert_block(block)
+            self.convert_block(block, block_exit)
         finally:
             self.yield_sink = saved
 
@@ -694,9 +707,11 @@ HANDLERS: Dict[str, Callable] = {
 }
 
 
-def convert_ttir(ttir_module: ir.Module, versioning_allowed: bool = True) -> ir.Module:
+def convert_ttir(ttir_module: ir.Module, versioning_allowed: bool = True,
+                 lane_reductions: bool = True) -> ir.Module:
     """Converts every public `tt.func` of `ttir_module` into a `func.func` on Linalg;
-    `versioning_allowed=False` keeps every kernel on its one (gather) path.
+    `versioning_allowed=False` keeps every kernel on its one (gather) path,
+    `lane_reductions=False` reduces along the axis itself (for GPU shapes).
 
     The result lives in the same MLIR context and passes the verifier. Functions of
     `ttir_module` with several blocks are restructured in place first (control_flow.py).
@@ -718,6 +733,7 @@ def convert_ttir(ttir_module: ir.Module, versioning_allowed: bool = True) -> ir.
         for kernel in kernels:
             converter = KernelConverter(kernel, out, functions)
             converter.versioning_allowed = versioning_allowed
+            converter.lane_reductions = lane_reductions
             converter.convert()
         try:
             out.operation.verify()

@@ -21,6 +21,7 @@ from . import analysis
 from . import builders as b
 from . import choices
 from . import memory
+from . import versioning
 from .pointer_types import carried_type, carried_types, is_pointer_type
 from .values import Pointer, PointerChoice, PointerTensor, Value, flatten, rebuild
 
@@ -50,7 +51,9 @@ def _scf_for(conv, op, keep_blocks: bool):
             for old_arg, init, c in zip(list(old_body.arguments)[1:], inits, carried):
                 conv.set(old_arg, _uncarry(init, c, _take(args, init, c)))
             _region_body(conv, op, old_body, inits, carried,
-                         destinations=list(loop.inner_iter_args))
+                         destinations=list(loop.inner_iter_args),
+                         block_exit=versioning.loop_exit(
+                             [arg.type for arg in loop.inner_iter_args]))
     except _NotABlockLoop:
         loop.operation.erase()
         raise
@@ -74,7 +77,8 @@ def _uncarry(template, affine, values):
     return PointerTensor(template.buffer, Value(offsets, affine=block))
 
 
-def _region_body(conv, op, block, templates, carried=None, destinations=None, buffers=None):
+def _region_body(conv, op, block, templates, carried=None, destinations=None, buffers=None,
+                 block_exit=None):
     """Converts a region's block whose scf.yield hands back values like `templates`
     (pointer tensors listed in `carried` travel as the base of their block).
 
@@ -82,7 +86,8 @@ def _region_body(conv, op, block, templates, carried=None, destinations=None, bu
     per scf.if result) in destination-passing style: bufferization then keeps every
     loop-carried tile in one buffer instead of yielding fresh allocations, which the
     memref stage does not allow (docs/memref-stage.md). Tensors whose position has a
-    memref in `buffers` are stored into it instead of being yielded (scf.if).
+    memref in `buffers` are stored into it instead of being yielded (scf.if). With a
+    `block_exit` (loop bodies), the rest of the block may be versioned (versioning.py).
     """
     carried = carried or [None] * len(templates)
 
@@ -115,7 +120,7 @@ def _region_body(conv, op, block, templates, carried=None, destinations=None, bu
             flat = [v for v, buffer in zip(flat, buffers) if buffer is None]
         scf.YieldOp(flat)
 
-    conv.convert_region(block, on_return)
+    conv.convert_region(block, on_return, block_exit)
 
 
 def _as_carried_choice(conv, op, got, want: PointerChoice) -> PointerChoice:

@@ -73,7 +73,7 @@ def _reduce_in_lanes(conv, op, value: ir.Value, axis: int) -> ir.Value:
 def reduce(conv, op):
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     inputs = [conv.get_value(op, v).value for v in op.operands]
-    if _lane_combine(op, inputs, axis):
+    if conv.lane_reductions and _lane_combine(op, inputs, axis):
         inputs = [_reduce_in_lanes(conv, op, inputs[0], axis)]
     shape = b.shape_of(inputs[0].type)
     rank = len(shape)

@@ -1,0 +1,109 @@
+"""GPU shapes: the work-items of a work-group share each copy of a tile from global
+memory that converts its elements (fp16 / bf16 rows into the float tiles the emitter
+prints for them), as they share the async copies of other element types.
+
+Such a copy (`memref.copy` of a global view into a `__local` tile) would otherwise be a
+single-work-item section (work_group_sharing.py): work-item 0 converts the whole tile
+while the others wait at the next barrier. It becomes a perfect `scf.for` nest over the
+tile's static shape whose body loads and stores one element where it lies within the
+copy's extent; work_group_sharing distributes it over the work-items like any parallel
+loop (chunks of consecutive elements, barriers from its ownership analysis).
+
+Besides spreading the work, this keeps PoCL 3.1 right: its work-group compiler dropped
+work-item 0's conversion of an operand tile of an fp16 `tl.dot` when a masked fill of
+the other operand followed it before the next barrier (tests/data/pocl_region_entry.cl
+reduces it; Oclgrind reports no race and Intel's runtime computes it right), and a
+barrier closing that section made it miscompile tutorial 05's forward kernel instead.
+fp8 copies stay work-item 0's: shared (element loops over the copy's extent), PoCL 3.1
+computed tutorial 06's fp8 attention wrong (Intel's runtime right); as a section it
+computes it right.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, memref, scf
+
+from .affine_nests import op_of, owner, root_buffer
+
+_NARROW = (ir.F16Type, ir.BF16Type)
+
+
+def converting_copy_nests(block: ir.Block) -> list:
+    """Replaces every global -> `__local` copy of fp16 / bf16 under `block` (outside
+    `scf.parallel` bodies) by a perfect `scf.for` nest of element loads and stores
+    (_as_nest); -> the nests (lists of loops, outermost first)."""
+    return [_as_nest(copy) for copy in _converting_copies(block)]
+
+
+def _converting_copies(block: ir.Block) -> list:
+    found = []
+    for op in block.operations:
+        if _is_converting_copy(op):
+            found.append(op)
+        elif op.operation.name != "scf.parallel":
+            for region in op.regions:
+                for inner in region.blocks:
+                    found.extend(_converting_copies(inner))
+    return found
+
+
+def _is_converting_copy(op) -> bool:
+    if op.operation.name != "memref.copy":
+        return False
+    source, target = op.operands[0], op.operands[1]
+    source_type = ir.MemRefType(source.type)
+    return (isinstance(source_type.element_type, _NARROW) and source_type.rank > 0
+            and not _is_tile(source) and _is_tile(target))
+
+
+def _is_tile(value: ir.Value) -> bool:
+    """A view of a `__local` tile (memref.alloc; memref.alloca is private memory)."""
+    defining = owner(root_buffer(value))
+    return defining is not None and defining.name == "memref.alloc"
+
+
+def _as_nest(copy) -> list:
+    """The loops run over the tile's own (static) shape where it has the copy's rank, a
+    guard skipping what lies beyond the copy's extent: the distribution then splits a
+    static space (no division by a run-time extent per element)."""
+    source, target = copy.operands[0], copy.operands[1]
+    location = op_of(copy).location
+    with location, ir.InsertionPoint(copy):
+        index = ir.IndexType.get()
+        zero, one = arith.constant(index, 0), arith.constant(index, 1)
+        sizes = [arith.constant(index, size) if not ir.ShapedType.is_dynamic_size(size)
+                 else memref.dim(source, arith.constant(index, dim))
+                 for dim, size in enumerate(ir.MemRefType(source.type).shape)]
+        bounds = _tile_shape(target, len(sizes))
+        uppers = sizes if bounds is None else [arith.constant(index, b) for b in bounds]
+    loops, point = [], ir.InsertionPoint(copy)
+    for upper in uppers:
+        with location, point:
+            loop = scf.ForOp(zero, upper, one)
+        loops.append(loop)
+        with location, ir.InsertionPoint(loop.body):
+            point = ir.InsertionPoint(scf.YieldOp([]))
+    ivs = [loop.induction_variable for loop in loops]
+    with location, point:
+        if bounds is not None:
+            inside = None
+            for iv, size in zip(ivs, sizes):
+                below = arith.cmpi(arith.CmpIPredicate.ult, iv, size)
+                inside = below if inside is None else arith.andi(inside, below)
+            guard = scf.IfOp(inside)
+            point = ir.InsertionPoint(guard.then_block)
+    with location, point:
+        memref.store(memref.load(source, ivs), target, ivs)
+        if bounds is not None:
+            scf.YieldOp([])
+    op_of(copy).erase()
+    return loops
+
+
+def _tile_shape(view: ir.Value, rank: int) -> list | None:
+    """The static shape of the tile under `view` when it has `rank` dimensions (an upper
+    bound of the view's), else None."""
+    shape = ir.MemRefType(root_buffer(view).type).shape
+    if len(shape) != rank or any(ir.ShapedType.is_dynamic_size(size) for size in shape):
+        return None
+    return list(shape)
