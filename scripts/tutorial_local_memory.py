@@ -3,8 +3,8 @@
 Runs the correctness checks of tutorials 01-09 (at the sizes tests/test_tutorials.py
 uses, with the tutorials' own block sizes and autotune configs) on the device in use,
 records every kernel compiled (or found in the cache; a failing check is reported and
-the others still run) and prints, per kernel and block sizes, the `__local` bytes it
-needs, whether it fits each named GPU description, and its biggest tiles:
+the others still run) and prints, per kernel and block sizes, its work-group size (wi),
+the `__local` bytes it needs, whether it fits each named GPU description, and its biggest tiles:
 
     PYTHONPATH=. python3 scripts/tutorial_local_memory.py [--json out.json]
 """
@@ -73,7 +73,9 @@ def collect() -> list[dict]:
         if key not in seen:
             seen.add(key)
             records.append({"tutorial": key[0], "kernel": key[1], "constexprs": key[2],
-                            "local_bytes": int(metadata["shared"]), "tiles": _tiles(metadata_group)})
+                            "local_bytes": int(metadata["local_mem_bytes"]),
+                            "work_items": metadata["local_size"][0],
+                            "tiles": _tiles(metadata_group)})
 
     triton.knobs.compilation.listener = listener
     for file_name, check in CHECKS:
@@ -92,11 +94,11 @@ def main(argv=None) -> int:
     from triton_spirv.target import NAMED_TARGETS
     records = collect()
     limits = {name: t.local_mem_bytes for name, t in NAMED_TARGETS.items()}
-    print(f"{'tut':3} {'kernel':28} {'bytes':>7} " + " ".join(f"{n:>7}" for n in limits)
+    print(f"{'tut':3} {'kernel':28} {'wi':>4} {'bytes':>7} " + " ".join(f"{n:>7}" for n in limits)
           + "  constexprs; biggest tiles")
     for r in records:
         fits = " ".join(f"{'fits' if r['local_bytes'] <= limit else 'NO':>7}" for limit in limits.values())
-        print(f"{r['tutorial']:3} {r['kernel'][:28]:28} {r['local_bytes']:>7} {fits}  "
+        print(f"{r['tutorial']:3} {r['kernel'][:28]:28} {r['work_items']:>4} {r['local_bytes']:>7} {fits}  "
               f"{r['constexprs']}; {', '.join(r['tiles'])}")
     if args.json:
         with open(args.json, "w") as f:
