@@ -253,6 +253,21 @@ func.func @k(%x: memref<?xbf16>, %s: f16) {
     assert out.count("arith.bitcast") == 3                        # one load, two stores
 
 
+def test_a_bf16_tile_allocated_first_becomes_i16_too():
+    # the alloc is the function's first op (program loops put the tiles in front)
+    text = """
+func.func @k(%x: memref<?xbf16>) {
+  %tile = memref.alloc() : memref<8xbf16, 3>
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<?xbf16>
+  memref.store %v, %tile[%c0] : memref<8xbf16, 3>
+  return
+}
+"""
+    out = _rewritten_func(text, bf16_buffers_as_i16)
+    assert "memref.alloc() : memref<8xi16, 3>" in out and "bf16, 3>" not in out
+
+
 def test_widen_index_leaves_index_only_at_accesses():
     text = """
 func.func @k(%x: memref<?xf32>, %n: index) {

@@ -201,6 +201,34 @@ def test_reduction_to_a_scalar_becomes_a_work_group_tree():
     assert out.count("gpu.barrier") == 1 + 1 + 7 + 1, out
 
 
+def test_an_atomic_orders_the_other_work_items_global_accesses():
+    # A lock taken by work-item 0 (an atomic on %lock) guards the reads of %data by all
+    # work-items, and work-item 0 releases it only after their writes: barriers on both
+    # sides though the buffers differ (the atomic is a synchronization between programs)
+    out = rewrite_module("""
+func.func @k(%lock: memref<?xi32>, %data: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %one = arith.constant 1 : i32
+  %zero = arith.constant 0 : i32
+  %two = arith.constant 2.0 : f32
+  %taken = memref.atomic_rmw assign %one, %lock[%c0] : (i32, memref<?xi32>) -> i32
+  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+    %x = memref.load %data[%i] : memref<?xf32>
+    %y = arith.mulf %x, %two : f32
+    memref.store %y, %data[%i] : memref<?xf32>
+    scf.reduce
+  }
+  %released = memref.atomic_rmw assign %zero, %lock[%c0] : (i32, memref<?xi32>) -> i32
+  return
+}""")
+    first, second = (m.start() for m in re.finditer("memref.atomic_rmw", out))
+    loop = out.index("memref.load %arg1")
+    assert "gpu.barrier" in out[first:loop], out
+    assert "gpu.barrier" in out[loop:second], out
+
+
 def test_a_short_reduction_gets_a_tree_of_its_own_length():
     # 63 elements for 128 work-items: 63 partials, halving steps from 32 only (no step
     # in which no work-item has a partner)

@@ -60,6 +60,7 @@ SINGLE_WORK_ITEM = "opencl.single_work_item"
 _WRITES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy",
            "memref.atomic_rmw", "memref.generic_atomic_rmw", "gpu.printf")
 _READS = ("memref.load", "vector.load", "vector.transfer_read")
+_ATOMICS = ("memref.atomic_rmw", "memref.generic_atomic_rmw")
 
 
 def work_group_size(target, num_warps: int) -> int:
@@ -818,12 +819,22 @@ class Access:
     buffer: ir.Value     # the root buffer: a tile or a kernel argument
     writes: bool
     owner: tuple         # ANY, SINGLE, COLLECTIVE or ("distributed", key, view, positions)
+    # An atomic: it may synchronize with other programs (a lock taken or released, a
+    # flag), so it orders every global access of the other work-items around it.
+    orders: bool = False
 
 
 def _conflict(a: Access, b: Access) -> bool:
+    if (a.orders or b.orders) and a.owner != b.owner and _is_global(a.buffer) \
+            and _is_global(b.buffer):
+        return True
     if a.buffer != b.buffer or not (a.writes or b.writes) or _is_private(a.buffer):
         return False
     return a.owner == ANY or a.owner != b.owner
+
+
+def _is_global(buffer: ir.Value) -> bool:
+    return not _is_local(buffer)
 
 
 class _Barriers:
@@ -994,7 +1005,7 @@ def _plain_accesses(op, who: tuple) -> list:
             memrefs = [v for v in inner.operands if isinstance(v.type, ir.MemRefType)]
             for i, v in enumerate(memrefs):
                 writes = inner.name in _WRITES and (inner.name != "memref.copy" or i == 1)
-                found.append(Access(_root(v), writes, who))
+                found.append(Access(_root(v), writes, who, orders=inner.name in _ATOMICS))
         return ir.WalkResult.ADVANCE
     op_of(op).walk(visit)
     return found

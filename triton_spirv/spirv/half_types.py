@@ -53,8 +53,8 @@ def bf16_buffers_as_i16(func) -> None:
         ops.append(op.opview)
         return ir.WalkResult.ADVANCE
 
-    func.walk(collect)
-    for op in ops[1:]:
+    func.walk(collect, ir.WalkOrder.PRE_ORDER)
+    for op in ops[1:]:      # ops[0] is the function itself
         if op.name in ("memref.alloc", "memref.alloca") and _bf16_to_i16(op.result.type):
             op.result.set_type(_bf16_to_i16(op.result.type))
         elif op.name in LOADS and _bf16_to_i16(op.result.type):
