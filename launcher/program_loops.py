@@ -13,9 +13,12 @@ import numpy as np
 
 # Measured on 2 compute units (benchmarks/work_groups.py): a program that stores one
 # float costs ~12 ns in a work-group of its own on PoCL and on Intel's runtime, 1-2 ns
-# (PoCL) and 0.5-1 ns (Intel) in groups of 16 to 1024 programs.
-MIN_GROUPS_PER_UNIT = 8
-MAX_PROGRAMS_PER_GROUP = 64
+# (PoCL) and 0.5-1 ns (Intel) in groups of 16 to 1024 programs. Groups of up to 64
+# programs, 8 per unit, made PoCL's row kernels (softmax, layer norm over 4096 rows: 64
+# groups) ~10% slower in alternating runs, and evenly matched with groups of 16, 64 per
+# unit: many small groups keep the units balanced on a busy host.
+MIN_GROUPS_PER_UNIT = 64
+MAX_PROGRAMS_PER_GROUP = 16
 
 
 def groups_for(programs: int, compute_units: int) -> int:
