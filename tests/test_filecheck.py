@@ -6,6 +6,7 @@ import glob
 import os
 
 import pytest
+from mlir import ir, passmanager
 
 from filecheck_helper import check_file, module_pass
 from triton_spirv.hlo import passes as hlo_passes
@@ -13,8 +14,23 @@ from triton_spirv.memref_stage.in_place_updates import update_in_place
 from triton_spirv.memref_stage.owner_copies import copy_by_owners
 from triton_spirv.memref_stage.program_loops import loop_programs
 from triton_spirv.memref_stage.register_blocking import block_contractions
+from triton_spirv.memref_stage.shared_copies import converting_copy_loops
+from triton_spirv.memref_stage.work_group_sharing import share_work_group
 from triton_spirv.stages import ttir_to_linalg_text
 from triton_spirv.memref_stage.stream_forwarding import forward_streams
+
+
+def _converting_copies(module: ir.Module) -> None:
+    for func in module.body.operations:
+        converting_copy_loops(func.regions[0].blocks[0])
+
+
+def _share_work_group(module: ir.Module) -> None:
+    """For 128 work-items, simplified as the pipeline then simplifies it."""
+    share_work_group(module, 128)
+    module.operation.verify()
+    passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module.operation)
+
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filecheck")
 
@@ -29,6 +45,8 @@ PASSES = {
     "stream-forwarding": module_pass(forward_streams),
     "in-place-updates": module_pass(update_in_place),
     "owner-copies": module_pass(copy_by_owners),
+    "converting-copies": module_pass(_converting_copies),
+    "work-group-sharing": module_pass(_share_work_group),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
 }

@@ -14,9 +14,9 @@ iteration so).
 When every other access of the tile is an element (or vector) access inside an
 `scf.parallel` over the whole tile at its induction variables, with the same steps
 `(1, ..., 1, W)` for all of them (or another such copy), the copy becomes one more
-such loop: each iteration copies its own W elements, one vector load and store when
-they all lie inside the copied extents (f32 elements), else element by element under
-a bounds check.
+such loop (copy_loops.py): each iteration copies its own W elements, one vector load
+and store when they all lie inside the copied extents (f32 elements), else element by
+element under a bounds check.
 
     memref.copy %global_part, %tile_part       (subviews [0, 0] [%rows, %cols] [1, 1])
  -> scf.parallel (%i, %j) = (0, 0) to (32, 128) step (1, 16) {
@@ -37,11 +37,11 @@ reduction's stepping by vectors), and before work_group_sharing.py.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf, vector
 
 from .affine_nests import (access_width, is_alloc, kernel_ops, memory_access, op_of,
                            root_buffer, users_through_views, whole_tile_steps)
 from .block_ownership import block_offsets
+from .copy_loops import copy_loop
 from .stream_forwarding import global_block
 
 # Element types moved by vector loads: those of the tiles elementwise_vectors.py
@@ -151,89 +151,9 @@ def _owners_copy(source: ir.Value, target: ir.Value, tile: ir.Value, extents: li
     """At the insertion point: the loop over `tile` (the source or the target, the other
     a block of its shape) in `steps` whose iterations copy their elements inside
     `extents`."""
-    index = ir.IndexType.get()
-    shape = list(ir.MemRefType(tile.type).shape)
-    constants = {}
-
-    def c(v: int) -> ir.Value:       # one constant per value, in front of the loop
-        if v not in constants:
-            constants[v] = arith.constant(index, v)
-        return constants[v]
     width = steps[-1]
-    vectors = width > 1 and _vector_copyable(source, target)
-    for v in (0, 1, width):
-        c(v)
-    extents = [c(e) if isinstance(e, int) else e for e in extents]
-    loop = scf.ParallelOp([], [c(0)] * len(shape), [c(s) for s in shape], [c(s) for s in steps], [])
-    body = loop.region.blocks.append(*[index] * len(shape))
-    with ir.InsertionPoint(body):
-        ivs = list(body.arguments)
-        copies = _Copies(source, target, ivs, width, c)
-        unmasked = all(e == c(s) for e, s in zip(extents, shape))   # no bounds to check
-        if unmasked and vectors:
-            copies.vector()
-        elif unmasked:
-            copies.elements()
-        elif vectors:
-            bounds = _Bounds(extents, ivs)
-            branch = scf.IfOp(bounds.inside(arith.addi(ivs[-1], c(width)), inclusive=True),
-                              has_else=True)
-            with ir.InsertionPoint(branch.then_block):
-                copies.vector()
-                scf.YieldOp([])
-            with ir.InsertionPoint(branch.else_block):
-                copies.elements(bounds)
-                scf.YieldOp([])
-        else:
-            copies.elements(_Bounds(extents, ivs))
-        scf.ReduceOp([], 0)
-
-
-class _Bounds:
-    """Whether a column of the row at `ivs` lies inside the copied `extents`."""
-
-    def __init__(self, extents: list, ivs: list):
-        self.columns = extents[-1]
-        self.rows = None
-        for iv, extent in zip(ivs[:-1], extents[:-1]):
-            inside = arith.cmpi(arith.CmpIPredicate.slt, iv, extent)
-            self.rows = inside if self.rows is None else arith.andi(self.rows, inside)
-
-    def inside(self, column: ir.Value, inclusive: bool = False) -> ir.Value:
-        predicate = arith.CmpIPredicate.sle if inclusive else arith.CmpIPredicate.slt
-        fits = arith.cmpi(predicate, column, self.columns)
-        return fits if self.rows is None else arith.andi(self.rows, fits)
-
-
-class _Copies:
-    """The copies of one iteration's `width` elements from `ivs` on."""
-
-    def __init__(self, source: ir.Value, target: ir.Value, ivs: list, width: int, constant):
-        self.source, self.target, self.ivs, self.width = source, target, ivs, width
-        self.constant = constant
-
-    def vector(self) -> None:
-        vector_type = ir.VectorType.get([self.width], ir.MemRefType(self.target.type).element_type)
-        vector.store(vector.load(vector_type, self.source, self.ivs), self.target, self.ivs)
-
-    def elements(self, bounds: "_Bounds | None" = None) -> None:
-        """One by one (those inside `bounds`)."""
-        point, offset = ir.InsertionPoint.current, None
-        if self.width > 1:
-            inner = scf.ForOp(*(self.constant(v) for v in (0, self.width, 1)))
-            point, offset = ir.InsertionPoint(inner.body), inner.induction_variable
-        with point:
-            column = self.ivs[-1] if offset is None else arith.addi(self.ivs[-1], offset)
-            at = [*self.ivs[:-1], column]
-            if bounds is None:
-                memref.store(memref.load(self.source, at), self.target, at)
-            else:
-                guard = scf.IfOp(bounds.inside(column))
-                with ir.InsertionPoint(guard.then_block):
-                    memref.store(memref.load(self.source, at), self.target, at)
-                    scf.YieldOp([])
-            if offset is not None:
-                scf.YieldOp([])
+    copy_loop(source, target, list(ir.MemRefType(tile.type).shape), width, extents,
+              vectors=width > 1 and _vector_copyable(source, target))
 
 
 def _vector_copyable(source: ir.Value, target: ir.Value) -> bool:

@@ -4,10 +4,10 @@ prints for them), as they share the async copies of other element types.
 
 Such a copy (`memref.copy` of a global view into a `__local` tile) would otherwise be a
 single-work-item section (work_group_sharing.py): work-item 0 converts the whole tile
-while the others wait at the next barrier. It becomes a perfect `scf.for` nest over the
-tile's static shape whose body loads and stores one element where it lies within the
-copy's extent; work_group_sharing distributes it over the work-items like any parallel
-loop (chunks of consecutive elements, barriers from its ownership analysis).
+while the others wait at the next barrier. It becomes an `scf.parallel` over the tile's
+static shape whose body loads and stores one element where it lies within the copy's
+extent (copy_loops.py); work_group_sharing distributes it over the work-items like any
+parallel loop (chunks of consecutive elements, barriers from its ownership analysis).
 
 Besides spreading the work, this keeps PoCL 3.1 right: its work-group compiler dropped
 work-item 0's conversion of an operand tile of an fp16 `tl.dot` when a masked fill of
@@ -21,18 +21,19 @@ computes it right.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf
+from mlir.dialects import arith, memref
 
 from .affine_nests import op_of, owner, root_buffer
+from .copy_loops import copy_loop
 
 _NARROW = (ir.F16Type, ir.BF16Type)
 
 
-def converting_copy_nests(block: ir.Block) -> list:
+def converting_copy_loops(block: ir.Block) -> list:
     """Replaces every global -> `__local` copy of fp16 / bf16 under `block` (outside
-    `scf.parallel` bodies) by a perfect `scf.for` nest of element loads and stores
-    (_as_nest); -> the nests (lists of loops, outermost first)."""
-    return [_as_nest(copy) for copy in _converting_copies(block)]
+    `scf.parallel` bodies) by an `scf.parallel` of element loads and stores (_as_loop,
+    copy_loops.py); -> the loops."""
+    return [_as_loop(copy) for copy in _converting_copies(block)]
 
 
 def _converting_copies(block: ir.Block) -> list:
@@ -62,42 +63,21 @@ def _is_tile(value: ir.Value) -> bool:
     return defining is not None and defining.name == "memref.alloc"
 
 
-def _as_nest(copy) -> list:
-    """The loops run over the tile's own (static) shape where it has the copy's rank, a
-    guard skipping what lies beyond the copy's extent: the distribution then splits a
-    static space (no division by a run-time extent per element)."""
+def _as_loop(copy):
+    """The loop runs over the tile's own (static) shape where it has the copy's rank,
+    skipping what lies beyond the copy's extent: the distribution then splits a static
+    space (no division by a run-time extent per element)."""
     source, target = copy.operands[0], copy.operands[1]
-    location = op_of(copy).location
-    with location, ir.InsertionPoint(copy):
+    with op_of(copy).location, ir.InsertionPoint(copy):
         index = ir.IndexType.get()
-        zero, one = arith.constant(index, 0), arith.constant(index, 1)
-        sizes = [arith.constant(index, size) if not ir.ShapedType.is_dynamic_size(size)
+        sizes = [size if not ir.ShapedType.is_dynamic_size(size)
                  else memref.dim(source, arith.constant(index, dim))
                  for dim, size in enumerate(ir.MemRefType(source.type).shape)]
-        bounds = _tile_shape(target, len(sizes))
-        uppers = sizes if bounds is None else [arith.constant(index, b) for b in bounds]
-    loops, point = [], ir.InsertionPoint(copy)
-    for upper in uppers:
-        with location, point:
-            loop = scf.ForOp(zero, upper, one)
-        loops.append(loop)
-        with location, ir.InsertionPoint(loop.body):
-            point = ir.InsertionPoint(scf.YieldOp([]))
-    ivs = [loop.induction_variable for loop in loops]
-    with location, point:
-        if bounds is not None:
-            inside = None
-            for iv, size in zip(ivs, sizes):
-                below = arith.cmpi(arith.CmpIPredicate.ult, iv, size)
-                inside = below if inside is None else arith.andi(inside, below)
-            guard = scf.IfOp(inside)
-            point = ir.InsertionPoint(guard.then_block)
-    with location, point:
-        memref.store(memref.load(source, ivs), target, ivs)
-        if bounds is not None:
-            scf.YieldOp([])
+        shape = _tile_shape(target, len(sizes))
+        loop = copy_loop(source, target, sizes) if shape is None else \
+            copy_loop(source, target, shape, extents=sizes)
     op_of(copy).erase()
-    return loops
+    return loop
 
 
 def _tile_shape(view: ir.Value, rank: int) -> list | None:

@@ -8,9 +8,12 @@ work-group id stays `program_id`). The rewrite runs on the scf stage, after upst
 
 1. **Distribution.** Each outermost `scf.parallel` becomes a loop in which work-item
    `lid` owns chunks of `chunk` consecutive iterations (row-major over the parallel
-   dimensions) strided by the work-group, `base = lid * chunk; base < total;
-   base += work_items * chunk`: contiguous chunks vectorize and keep neighbouring
-   work-items on neighbouring addresses.
+   dimensions) strided by the work-group, counted in rounds from 0:
+   `for k < ceil(total / (work_items * chunk))`, `base = (k * work_items + lid) * chunk`,
+   `if (base < total)` unless work_items * chunk divides a static total. Contiguous
+   chunks vectorize and keep neighbouring work-items on neighbouring addresses; a
+   static trip count lets a GPU compiler unroll the rounds, so a private array indexed
+   by the round (`owned`, below) stays in registers.
 2. **Single-work-item sections.** Any other op that writes memory (a serial reduction
    loop, a scalar store, an atomic, a printf) would be run by every work-item; it runs
    on work-item 0 (`scf.if lid == 0`, marked `opencl.single_work_item`). Ops that only
@@ -43,9 +46,10 @@ from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
 from .block_ownership import block_offsets
+from .copy_loops import copy_loop
 from .sequential_tiles import share_sequential_tiles
 from .work_group_scans import scans_on_work_group
-from .shared_copies import converting_copy_nests
+from .shared_copies import converting_copy_loops
 
 # Elements one work-item owns in a row: 4 elements is one 16-byte vector of f32 (a loop
 # that already moves float4 vectors gets one iteration per chunk).
@@ -87,11 +91,9 @@ def _share_function(func, work_items: int) -> None:
     with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
         lid = gpu.thread_id(gpu.Dimension.x)
     sharing = _Sharing(lid, work_items)
-    copies = converting_copy_nests(entry)
+    converting_copy_loops(entry)        # loops the next lines distribute
     for loop in _outermost_parallel_loops(entry):
         sharing.distribute(loop)
-    for nest in copies:
-        sharing.distribute_nest(nest)
     for nest in _owner_parallel_nests(entry, sharing.distributed):
         sharing.distribute_nest(nest)
     for loop in _serial_reductions(entry, sharing.distributed):
@@ -136,12 +138,13 @@ class _Sharing:
 
     # ------------------------------------------------------------ distribution
 
-    def distribute(self, parallel) -> None:
+    def distribute(self, parallel, chunk: int | None = None) -> None:
+        """`chunk`: the iterations a work-item owns in a row, else as _chunk picks."""
         n = len(parallel.regions[0].blocks[0].arguments)
         lbs, ubs, steps = (list(parallel.operands)[k * n:(k + 1) * n] for k in range(3))
         body = parallel.regions[0].blocks[0]
         self._distribute(parallel, lbs, ubs, steps, list(body.arguments),
-                         list(body.operations)[:-1])      # all but scf.reduce
+                         list(body.operations)[:-1], chunk)      # all but scf.reduce
 
     def distribute_nest(self, nest: list) -> None:
         """A perfect nest of scf.for loops that _owner_parallel proved parallel."""
@@ -150,34 +153,48 @@ class _Sharing:
                          [l.operands[2] for l in nest], [_iv(l) for l in nest],
                          list(body.operations)[:-1])
 
-    def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops) -> None:
+    def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops, chunk=None) -> None:
+        """Counted in rounds from 0, `for k < ceil(total / (W * chunk))`, the chunk of
+        round k starting at `base = (k * W + lid) * chunk`: a trip count a GPU compiler
+        knows (when the total is static), so it unrolls the loop and indexes a private
+        array by constants (registers, not scratch memory). A round past the total
+        (`base < total` false) is skipped where W * chunk does not divide it."""
         with parallel.location, ir.InsertionPoint(parallel):
             index = ir.IndexType.get()
             trips = [self._trip_count(lb, ub, step) for lb, ub, step in zip(lbs, ubs, steps)]
             total_static = _product([_constant_index(t) for t in trips])
-            chunk = _chunk(total_static, self.work_items, _elements_per_iteration(body_ops))
+            if chunk is None:
+                chunk = _chunk(total_static, self.work_items, _elements_per_iteration(body_ops))
             total = trips[0]
             for trip in trips[1:]:
                 total = arith.muli(total, trip)
             c = lambda v: arith.constant(index, v)  # noqa: E731
+            per_round = self.work_items * chunk
+            rounds = c(-(-total_static // per_round)) if total_static is not None \
+                else arith.ceildivsi(total, c(per_round))
             start = arith.muli(self.lid, c(chunk))
-            outer = scf.ForOp(start, total, c(self.work_items * chunk))
+            outer = scf.ForOp(c(0), rounds, c(1))
         with parallel.location, ir.InsertionPoint(outer.body):
-            base = outer.induction_variable
+            round_ = outer.induction_variable
+            base = arith.addi(arith.muli(round_, c(per_round)), start)
+            terminator = scf.YieldOp([])
+        with parallel.location, ir.InsertionPoint(terminator):
+            if total_static is None or total_static % per_round:
+                guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, base, total))
+                with ir.InsertionPoint(guard.then_block):
+                    terminator = scf.YieldOp([])
+        with parallel.location, ir.InsertionPoint(terminator):
             if total_static is not None and total_static % chunk == 0:
                 chunk_end = c(chunk)
             else:
                 chunk_end = arith.minsi(c(chunk), arith.subi(total, base))
             inner = scf.ForOp(c(0), chunk_end, c(1))
-            scf.YieldOp([])
         with parallel.location, ir.InsertionPoint(inner.body):
             linear = arith.addi(base, inner.induction_variable)
             coordinates = _delinearize(linear, trips)
             ivs = [arith.addi(lb, arith.muli(coordinate, step))
                    for lb, step, coordinate in zip(lbs, steps, coordinates)]
-            # base - start is a multiple of work_items * chunk
-            owned = arith.addi(arith.divui(arith.subi(base, start), c(self.work_items)),
-                               inner.induction_variable)
+            owned = arith.addi(arith.muli(round_, c(chunk)), inner.induction_variable)
             yield_op = scf.YieldOp([])
         for old, new in zip(old_ivs, ivs):
             old.replace_all_uses_with(new)
@@ -423,22 +440,16 @@ class _Sharing:
 
     def _spread_copy(self, copy) -> None:
         """A copy between two work-group tiles: work-item `lid` moves elements lid,
-        lid + work_items, ... (row-major). Not a loop of work-item 0: inside a loop
-        holding barriers, PoCL 3.1 skipped such a section's loop from the second
-        work-group on (the cross-entropy kernel's running maximum then started from the
-        previous row's tile), while Intel's runtime and Oclgrind ran it right."""
+        lid + work_items, ... (row-major), a loop distributed in chunks of one. Not a
+        loop of work-item 0: inside a loop holding barriers, PoCL 3.1 skipped such a
+        section's loop from the second work-group on (the cross-entropy kernel's
+        running maximum then started from the previous row's tile), while Intel's
+        runtime and Oclgrind ran it right."""
         source, target = copy.operands[0], copy.operands[1]
-        shape = ir.MemRefType(source.type).shape
         with copy.location, ir.InsertionPoint(copy):
-            index = ir.IndexType.get()
-            loop = scf.ForOp(self.lid, arith.constant(index, math.prod(shape)),
-                             arith.constant(index, self.work_items))
-        with copy.location, ir.InsertionPoint(loop.body):
-            indices = _delinearize(loop.induction_variable,
-                                   [arith.constant(index, n) for n in shape])
-            memref.store(memref.load(source, indices), target, indices)
-            scf.YieldOp([])
+            loop = copy_loop(source, target, list(ir.MemRefType(source.type).shape))
         copy.operation.erase()
+        self.distribute(loop, chunk=1)
 
     def _shared(self, op) -> bool:
         """Distributed loops, collective copies, or ops holding them."""
@@ -596,19 +607,12 @@ def _owner_parallel_nests(block: ir.Block, distributed: dict) -> list:
     through pointer tiles: gathers) but whose iterations are independent: every store
     writes a tile at exactly the nest's induction variables, and the nest reads what it
     writes only there."""
-    found = []
-    for op in block.operations:
-        if op_of(op) in distributed:
-            continue
-        if op.operation.name == "scf.for":
-            nest = _perfect_nest(op)
-            if nest is not None and _owner_parallel(nest):
-                found.append(nest)
-                continue
-        for region in op.regions:
-            for inner in region.blocks:
-                found.extend(_owner_parallel_nests(inner, distributed))
-    return found
+    return matched_loops(block, _owner_parallel_nest, distributed)
+
+
+def _owner_parallel_nest(loop) -> list | None:
+    nest = _perfect_nest(loop)
+    return nest if nest is not None and _owner_parallel(nest) else None
 
 
 def _perfect_nest(loop) -> list | None:
