@@ -179,6 +179,41 @@ func.func @k(%x: memref<?xf32>, %flag: i1) attributes {opencl.local_size = array
     assert out.count("gpu.block_dim") == 3      # x, y, z: the group's size, once
 
 
+def test_flatten_copies_of_views_of_each_work_item_stay_with_it():
+    """A distributed loop counts its rounds from 0 (work_group_sharing.py): every
+    work-item runs each round, but a copy between views at its own offsets is its own,
+    not one the work-group shares (which would copy one work-item's views and put
+    barriers in its loop)."""
+    text = """
+func.func @k(%x: memref<?xf32>) attributes {opencl.local_size = array<i64: 64, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %tile = memref.alloc() : memref<512xf32>
+  %t = gpu.thread_id x
+  scf.for %k = %c0 to %c2 step %c1 {
+    %round = arith.muli %k, %c128 : index
+    %item = arith.addi %round, %t : index
+    %at = arith.muli %item, %c4 : index
+    %src = memref.reinterpret_cast %x to offset: [%at], sizes: [4], strides: [1]
+        : memref<?xf32> to memref<4xf32, strided<[1], offset: ?>>
+    %dst = memref.subview %tile[%at] [4] [1] : memref<512xf32> to memref<4xf32, strided<[1], offset: ?>>
+    memref.copy %src, %dst : memref<4xf32, strided<[1], offset: ?>> to memref<4xf32, strided<[1], offset: ?>>
+  }
+  return
+}
+"""
+    out = _rewritten(text, flatten_buffers)
+    assert "memref.copy" not in out and "gpu.barrier" not in out, out
+    assert "gpu.block_dim" not in out, out
+    # the shared form of the same copy, with offsets every work-item shares
+    shared = _rewritten(text.replace("%item = arith.addi %round, %t : index",
+                                     "%item = arith.addi %round, %c1 : index"), flatten_buffers)
+    assert shared.count("gpu.barrier") == 2 and "gpu.block_dim" in shared, shared
+
+
 def test_flatten_copy_of_one_work_item_moves_rows_in_vectors():
     """Rows that can reach 16 elements move 16 per vector load and store, the rest of
     each row one by one; tiles with shorter rows (VIEWS_AND_COPY) keep the element loop,

@@ -17,8 +17,9 @@ not legalize. This pass rewrites, in place:
   SPIR-V dialect has no OpGroupAsyncCopy to build instead), unless only some
   work-items reach the copy: inside a single-work-item section (an `scf.if` marked
   `opencl.single_work_item` by memref_stage/work_group_sharing.py) or under a branch or
-  loop whose condition or bounds depend on the work-item id. Other branches (an early
-  `return` on a loaded value) are taken by the whole work-group and share their copies.
+  loop whose condition or bounds depend on the work-item id, or between views that
+  depend on it. Other branches (an early `return` on a loaded value) are taken by the
+  whole work-group and share their copies.
 
 Views are then dead and erased. Anything else that reads a view is an error naming the
 op and its source line.
@@ -258,10 +259,12 @@ class Flattener:
         sizes = [s if isinstance(s, int) or t is None else t
                  for s, t in zip(src.sizes, dst.sizes)]
         if self.work_items == 1 or self.divergent.reaches_some(op) or \
+                any(self.divergent.depends_on_work_item(v) for v in op.operands) or \
                 {self.root(src), self.root(dst)} & self.private:
-            # Where only some work-items reach the copy (a section of work-item 0), and
-            # into a work-item's private array, whoever runs the copy does all of it,
-            # with no barrier.
+            # Where only some work-items reach the copy (a section of work-item 0), where
+            # each copies views of its own (an iteration of a distributed loop, whose
+            # rounds every work-item runs alike), and into a work-item's private array,
+            # whoever runs the copy does all of it, with no barrier.
             self.copy_nest(src, dst, sizes, [])
         else:
             self.shared_copy(src, dst, sizes)
