@@ -170,11 +170,9 @@ def test_tile_to_tile_copy_is_spread_over_the_work_items():
   %s = memref.load %u[%c1] : memref<257xf32>
   memref.store %s, %out[%c0] : memref<?xf32>""")
     assert "memref.copy" not in out
-    # (16 elements for 128 work-items: one round, in which work-items 0 to 15 copy)
-    spread = re.search(r"gpu.barrier\n\s*(%\d+) = arith.cmpi slt, %thread_id_x, %c16 : index\n"
-                       r"\s*scf.if \1 \{\n"
-                       r"\s*(%\w+) = memref.load %subview\[%thread_id_x\].*\n"
-                       r"\s*memref.store \2, %subview_\d+\[%thread_id_x\]", out)
+    spread = re.search(r"gpu.barrier\n\s*scf.for (%arg\d+) = %thread_id_x to %c16 step %c128 \{\n"
+                       r"\s*(%\w+) = memref.load %subview\[\1\].*\n"
+                       r"\s*memref.store \2, %subview_\d+\[\1\]", out)
     assert spread, out
     after = out[spread.end():]
     assert after.index("gpu.barrier") < after.index("memref.load %alloc_0[%c1]"), out
@@ -261,36 +259,56 @@ def test_a_short_reduction_gets_a_tree_of_its_own_length():
 
 def test_vector_loops_give_each_work_item_one_vector_per_step():
     # 256 float4 iterations for 128 work-items: work-item `lid` takes iteration lid, then
-    # lid + 128 -- neighbouring work-items on neighbouring 16 bytes (no chunk of two) --
-    # in 2 rounds counted from 0, all full (no bounds check)
+    # lid + 128 -- neighbouring work-items on neighbouring 16 bytes (no chunk of two).
+    # The tile is private: the loops count their 2 rounds from 0, each round a vector
+    # of the work-item's array at a constant index once unrolled (no bounds check: 128
+    # divides 256)
     out = rewrite("""
+  %v = memref.alloc() : memref<1024xf32>
   %four = arith.constant 4 : index
   %c1024 = arith.constant 1024 : index
   %zeros = arith.constant dense<0.0> : vector<4xf32>
   scf.parallel (%i) = (%c0) to (%c1024) step (%four) {
-    vector.store %zeros, %out[%i] : memref<?xf32>, vector<4xf32>
+    vector.store %zeros, %v[%i] : memref<1024xf32>, vector<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c1024) step (%four) {
+    %x = vector.load %v[%i] : memref<1024xf32>, vector<4xf32>
+    vector.store %x, %out[%i] : memref<?xf32>, vector<4xf32>
     scf.reduce
   }""")
+    assert "memref.alloca() : memref<2x4xf32>" in out and "memref<1024xf32>" not in out, out
+    assert re.search(r"scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
+                     r"\s*vector.store %cst\w*, %alloca\[\1, %c0\]", out), out
     assert re.search(r"scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
                      r"\s*(%\d+) = arith.muli \1, %c128 : index\n"
                      r"\s*(%\d+) = arith.addi \2, %thread_id_x : index\n"
                      r"\s*(%\d+) = arith.muli \3, %c4 : index\n"
-                     r"\s*vector.store %cst\w*, %arg0\[\4\]", out), out
-    assert "scf.if" not in out, out
+                     r"\s*(%\d+) = vector.load %alloca\[\1, %c0\] .*\n"
+                     r"\s*vector.store \5, %arg0\[\4\]", out), out
+    assert "scf.if" not in out and "gpu.barrier" not in out, out
+
 
 
 def test_rounds_past_the_end_of_the_loop_are_skipped():
-    # 300 iterations in chunks of 2: 2 rounds of 256, the second only where the chunk
-    # starts below 300; a run-time count n in chunks of 4: ceil(n / 512) rounds, the
-    # last chunk cut at n
+    # 300 iterations over a private tile in chunks of 2: 2 rounds of 256, the second
+    # only where the chunk starts below 300; the array index is the round's chunk and
+    # the place in it. A loop over a run-time count n (no private array) keeps
+    # `for base = lid * 4; base < n; base += 512`.
     out = rewrite_module("""
 func.func @k(%out: memref<?xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c300 = arith.constant 300 : index
   %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() : memref<300xf32>
   scf.parallel (%i) = (%c0) to (%c300) step (%c1) {
-    memref.store %zero, %out[%i] : memref<?xf32>
+    memref.store %zero, %p[%i] : memref<300xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c300) step (%c1) {
+    %x = memref.load %p[%i] : memref<300xf32>
+    memref.store %x, %out[%i] : memref<?xf32>
     scf.reduce
   }
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
@@ -300,26 +318,26 @@ func.func @k(%out: memref<?xf32>, %n: index) {
   return
 }""")
     static, dynamic = out.split("gpu.barrier")
-    loop = re.search(r"scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
-                     r"\s*(%\d+) = arith.muli \1, %c256 : index\n"
-                     r"\s*(%\d+) = arith.addi \2, (%\d+) : index\n"
-                     r"\s*(%\d+) = arith.cmpi slt, \3, %c300 : index\n"
-                     r"\s*scf.if \5 \{\n"
+    assert "memref.alloca() : memref<4xf32>" in static, out
+    loop = re.search(r"(%\d+) = arith.muli %thread_id_x, %c2 : index\n"
+                     r"(.*\n)*?\s*scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
+                     r"\s*(%\d+) = arith.muli \3, %c256 : index\n"
+                     r"\s*(%\d+) = arith.addi \4, \1 : index\n"
+                     r"\s*(%\d+) = arith.cmpi slt, \5, %c300 : index\n"
+                     r"\s*scf.if \6 \{\n"
                      r"\s*scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
-                     r"\s*(%\d+) = arith.addi \3, \6 : index\n"
-                     r"\s*memref.store %cst, %arg0\[\7\]", static)
+                     r"\s*(%\d+) = arith.addi \5, \7 : index\n"
+                     r"\s*(%\d+) = arith.muli \3, %c2 : index\n"
+                     r"\s*(%\d+) = arith.addi \9, \7 : index\n"
+                     r"\s*(%\d+) = memref.load %alloca\[\10\] .*\n"
+                     r"\s*memref.store \11, %arg0\[\8\]", static)
     assert loop, out
-    assert f"{loop[4]} = arith.muli %thread_id_x, %c2 " in static, out
-    rounds = re.search(r"(%\d+) = arith.ceildivsi %arg1, %c512 : index", out)
-    assert rounds, out
-    assert re.search(rf"scf.for (%arg\d+) = %c0 to {rounds[1]} step %c1 \{{\n"
-                     r"\s*(%\d+) = arith.muli \1, %c512 : index\n"
-                     r"\s*(%\d+) = arith.addi \2, %\d+ : index\n"
-                     r"\s*(%\d+) = arith.cmpi slt, \3, %arg1 : index\n"
-                     r"\s*scf.if \4 \{\n"
+    assert re.search(r"(%\d+) = arith.muli %thread_id_x, %c4 : index\n(.*\n)*?"
+                     r"\s*scf.for (%arg\d+) = \1 to %arg1 step %c512 \{\n"
                      r"\s*(%\d+) = arith.subi %arg1, \3 : index\n"
-                     r"\s*(%\d+) = arith.minsi \5, %c4 : index\n"
-                     r"\s*scf.for %arg\d+ = %c0 to \6 step %c1 ", dynamic), out
+                     r"\s*(%\d+) = arith.minsi \4, %c4 : index\n"
+                     r"\s*scf.for %arg\d+ = %c0 to \5 step %c1 ", out), out
+
 
 
 # One step of a loop: the tile shifted by one element through %u (other work-items'
@@ -382,13 +400,11 @@ func.func @k(%src: memref<?xf16>, %out: memref<?xf16>, %n: index) {
 }"""
     out = rewrite_module(src)
     assert "memref.copy" not in out, out
-    # one round: the work-item's chunk of 2 from lid * 2
-    loop = re.search(r"(%\d+) = arith.muli %thread_id_x, %c2 : index\n\s*"
-                     r"scf.for (%arg\d+) = %c0 to %c2 step %c1 \{", out)
+    loop = re.search(r"%(\w+) = arith.muli %thread_id_x, %c2 : index\n\s*"
+                     r"scf.for %\w+ = %\1 to %c256 step %c256 \{", out)
     assert loop, out
     body = out[loop.end():out.index("gpu.barrier")]
-    assert re.search(rf"(%\d+) = arith.addi {loop[1]}, {loop[2]} : index\n"
-                     r"\s*(%\d+) = arith.cmpi slt, \1, %arg2 : index\n"
+    assert re.search(r"(%\d+) = arith.addi .*\n\s*(%\d+) = arith.cmpi slt, \1, %arg2 : index\n"
                      r"\s*scf.if \2 \{\n\s*%\d+ = memref.load %subview_0\[\1\] .*\n"
                      r"\s*memref.store %\d+, %subview\[\1\]", body), out
     # the one section left is the scalar store, after the barrier
@@ -433,14 +449,8 @@ def test_gather_nests_are_shared_by_owner():
   }""")
     gather, serial = out.split("scf.if", 1)
     # the gather nest: distributed (chunks of 2 of the 256 iterations), not serial
-    # (one round: the chunk from lid * 2, a row and a column of the 16x16 space each)
-    nest = gather.split("%alloc_0 =")[1]
-    assert re.search(r"scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
-                     r"\s*(%\d+) = arith.addi %0, \1 : index\n"
-                     r"\s*(%\d+) = arith.remui \2, %c16 : index\n"
-                     r"\s*(%\d+) = arith.divui \2, %c16 : index\n"
-                     r"(.*\n)*\s*memref.store %\d+, %alloc_0\[\4, \3\]", nest), out
-    assert "%0 = arith.muli %thread_id_x, %c2 : index" in gather, out
+    assert "memref.store %8, %alloc_0[%4, %3]" in gather, out
+    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", gather.split("%alloc_0 =")[1])
     # the second loop reads other work-items' elements: work-item 0, after a barrier
     assert gather.rstrip().endswith("gpu.barrier") and "memref.load %alloc_0[%arg1, %c0]" in serial
 

@@ -1,52 +1,62 @@
 // PASS: work-group-sharing
 // Loops distributed over the 128 work-items of a work-group (work_group_sharing.py,
-// then canonicalize and cse as the pipeline runs them) count their rounds from 0:
-// `for k < ceil(total / (128 * chunk))`, the work-item's chunk starting at
-// `(k * 128 + lid) * chunk`. A static trip count lets a GPU compiler unroll the rounds.
+// then canonicalize and cse as the pipeline runs them).
 
-// 1024 iterations in chunks of 4: 2 rounds of 512, both full (no bounds check).
+// A tile only its owners touch becomes each work-item's private array; the loops that
+// index it count their rounds from 0 (1024 iterations in chunks of 4: 2 rounds of 512,
+// both full, no bounds check), the array indexed by round * 4 + the place in the
+// chunk: constants once a GPU compiler unrolls the rounds.
 
 // CHECK-LABEL: func.func @even
-// CHECK:       %[[START:.*]] = arith.muli %thread_id_x, %c4 : index
+// CHECK:       %[[MINE:.*]] = memref.alloca() : memref<8xf32>
+// CHECK-NEXT:  %[[START:.*]] = arith.muli %thread_id_x, %c4 : index
 // CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c2 step %c1 {
 // CHECK-NEXT:    %[[ROUND:.*]] = arith.muli %[[K]], %c512 : index
 // CHECK-NEXT:    %[[BASE:.*]] = arith.addi %[[ROUND]], %[[START]] : index
 // CHECK-NEXT:    scf.for %[[J:.*]] = %c0 to %c4 step %c1 {
 // CHECK-NEXT:      %[[I:.*]] = arith.addi %[[BASE]], %[[J]] : index
+// CHECK-NEXT:      %[[CHUNK:.*]] = arith.muli %[[K]], %c4 : index
+// CHECK-NEXT:      %[[OWNED:.*]] = arith.addi %[[CHUNK]], %[[J]] : index
 // CHECK-NEXT:      %[[X:.*]] = memref.load %arg0[%[[I]]]
 // CHECK-NEXT:      %[[Y:.*]] = arith.addf %[[X]], %{{.*}} : f32
-// CHECK-NEXT:      memref.store %[[Y]], %arg0[%[[I]]]
+// CHECK-NEXT:      memref.store %[[Y]], %[[MINE]][%[[OWNED]]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
-// CHECK-NEXT:  return
+// CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c2 step %c1 {
+// CHECK:           memref.load %[[MINE]]
+// CHECK-NOT:   gpu.barrier
+// CHECK:       return
 func.func @even(%out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c1024 = arith.constant 1024 : index
   %one = arith.constant 1.0 : f32
+  %p = memref.alloc() : memref<1024xf32>
   scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
     %x = memref.load %out[%i] : memref<?xf32>
     %y = arith.addf %x, %one : f32
-    memref.store %y, %out[%i] : memref<?xf32>
+    memref.store %y, %p[%i] : memref<1024xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+    %y = memref.load %p[%i] : memref<1024xf32>
+    %z = arith.mulf %y, %y : f32
+    memref.store %z, %out[%i] : memref<?xf32>
     scf.reduce
   }
   return
 }
 
 // -----
-// 300 iterations in chunks of 2: 2 rounds of 256; in the second, only the work-items
-// whose chunk starts below 300 (128 * 2 does not divide 300).
+// Without a private array the loop keeps its strided form: 300 iterations in chunks
+// of 2, the work-item's first at lid * 2, then every 256.
 
 // CHECK-LABEL: func.func @uneven
 // CHECK:       %[[START:.*]] = arith.muli %thread_id_x, %c2 : index
-// CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c2 step %c1 {
-// CHECK-NEXT:    %[[ROUND:.*]] = arith.muli %[[K]], %c256 : index
-// CHECK-NEXT:    %[[BASE:.*]] = arith.addi %[[ROUND]], %[[START]] : index
-// CHECK-NEXT:    %[[INSIDE:.*]] = arith.cmpi slt, %[[BASE]], %c300 : index
-// CHECK-NEXT:    scf.if %[[INSIDE]] {
-// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c2 step %c1 {
-// CHECK-NEXT:        %[[I:.*]] = arith.addi %[[BASE]], %[[J]] : index
-// CHECK-NEXT:        memref.store %{{.*}}, %arg0[%[[I]]]
+// CHECK-NEXT:  scf.for %[[BASE:.*]] = %[[START]] to %c300 step %c256 {
+// CHECK-NEXT:    scf.for %[[J:.*]] = %c0 to %c2 step %c1 {
+// CHECK-NEXT:      %[[I:.*]] = arith.addi %[[BASE]], %[[J]] : index
+// CHECK-NEXT:      memref.store %{{.*}}, %arg0[%[[I]]]
 func.func @uneven(%out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -61,8 +71,8 @@ func.func @uneven(%out: memref<?xf32>) {
 
 // -----
 // A copy between two 8x64 tiles in a loop's body (copy_loops.py, then distributed in
-// chunks of one element): 4 rounds of 128 elements, element k * 128 + lid, row-major,
-// between the barriers its neighbours need.
+// chunks of one element): element lid, lid + 128, ..., row-major, between the
+// barriers its neighbours need.
 
 // CHECK-LABEL: func.func @spread
 // CHECK:       %[[A:.*]] = memref.alloc() : memref<8x64xf32>
@@ -70,10 +80,9 @@ func.func @uneven(%out: memref<?xf32>) {
 // CHECK-NOT:   memref.copy
 // CHECK:       memref.store %{{.*}}, %[[A]]
 // CHECK-NEXT:  }
+// CHECK-NEXT:  }
 // CHECK-NEXT:  gpu.barrier
-// CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c4 step %c1 {
-// CHECK-NEXT:    %[[ROUND:.*]] = arith.muli %[[K]], %c128 : index
-// CHECK-NEXT:    %[[I:.*]] = arith.addi %[[ROUND]], %thread_id_x : index
+// CHECK-NEXT:  scf.for %[[I:.*]] = %thread_id_x to %c512 step %c128 {
 // CHECK-NEXT:    %[[COL:.*]] = arith.remui %[[I]], %c64 : index
 // CHECK-NEXT:    %[[ROW:.*]] = arith.divui %[[I]], %c64 : index
 // CHECK-NEXT:    %[[X:.*]] = memref.load %[[A]][%[[ROW]], %[[COL]]]

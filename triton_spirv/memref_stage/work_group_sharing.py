@@ -8,12 +8,13 @@ work-group id stays `program_id`). The rewrite runs on the scf stage, after upst
 
 1. **Distribution.** Each outermost `scf.parallel` becomes a loop in which work-item
    `lid` owns chunks of `chunk` consecutive iterations (row-major over the parallel
-   dimensions) strided by the work-group, counted in rounds from 0:
+   dimensions) strided by the work-group, `base = lid * chunk; base < total;
+   base += work_items * chunk`: contiguous chunks vectorize and keep neighbouring
+   work-items on neighbouring addresses. A loop that indexes a private array (below)
+   by its round counts the rounds from 0 instead (`count_rounds`):
    `for k < ceil(total / (work_items * chunk))`, `base = (k * work_items + lid) * chunk`,
-   `if (base < total)` unless work_items * chunk divides a static total. Contiguous
-   chunks vectorize and keep neighbouring work-items on neighbouring addresses; a
-   static trip count lets a GPU compiler unroll the rounds, so a private array indexed
-   by the round (`owned`, below) stays in registers.
+   `if (base < total)` unless work_items * chunk divides a static total -- a static
+   trip count a GPU compiler unrolls, so the array stays in registers.
 2. **Single-work-item sections.** Any other op that writes memory (a serial reduction
    loop, a scalar store, an atomic, a printf) would be run by every work-item; it runs
    on work-item 0 (`scf.if lid == 0`, marked `opencl.single_work_item`). Ops that only
@@ -101,6 +102,7 @@ def _share_function(func, work_items: int) -> None:
     for rows in scans_on_work_group(entry, lid, work_items, skip=sharing.distributed):
         sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
     sharing.privatize(entry)
+    sharing.count_rounds()
     # before the barriers, which then see the shared buffers; tree reductions keep
     # theirs (their accesses are recorded in `partitioned`)
     share_sequential_tiles(entry, keep=sharing.partitioned_buffers())
@@ -125,6 +127,16 @@ class Distribution:
     owned: ir.Value   # which of the work-item's own iterations this is: 0, 1, 2, ...
 
 
+@dataclass(frozen=True)
+class _Rounds:
+    """How a distributed loop `for base = start; base < total; base += per_round`
+    strides: `round` is `(base - start) / per_round`, computed in its body."""
+    start: ir.Value
+    total: ir.Value
+    per_round: int
+    round: ir.Value
+
+
 class _Sharing:
     def __init__(self, lid: ir.Value, work_items: int):
         self.lid = lid
@@ -135,6 +147,7 @@ class _Sharing:
         # them (they hold their own barriers)
         self.partitioned: dict = {}
         self.iterations: dict = {}      # distributed loop -> (static trip count, chunk)
+        self.rounds: dict = {}          # distributed loop -> _Rounds
 
     # ------------------------------------------------------------ distribution
 
@@ -154,11 +167,6 @@ class _Sharing:
                          list(body.operations)[:-1])
 
     def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops, chunk=None) -> None:
-        """Counted in rounds from 0, `for k < ceil(total / (W * chunk))`, the chunk of
-        round k starting at `base = (k * W + lid) * chunk`: a trip count a GPU compiler
-        knows (when the total is static), so it unrolls the loop and indexes a private
-        array by constants (registers, not scratch memory). A round past the total
-        (`base < total` false) is skipped where W * chunk does not divide it."""
         with parallel.location, ir.InsertionPoint(parallel):
             index = ir.IndexType.get()
             trips = [self._trip_count(lb, ub, step) for lb, ub, step in zip(lbs, ubs, steps)]
@@ -170,25 +178,18 @@ class _Sharing:
                 total = arith.muli(total, trip)
             c = lambda v: arith.constant(index, v)  # noqa: E731
             per_round = self.work_items * chunk
-            rounds = c(-(-total_static // per_round)) if total_static is not None \
-                else arith.ceildivsi(total, c(per_round))
             start = arith.muli(self.lid, c(chunk))
-            outer = scf.ForOp(c(0), rounds, c(1))
+            outer = scf.ForOp(start, total, c(per_round))
         with parallel.location, ir.InsertionPoint(outer.body):
-            round_ = outer.induction_variable
-            base = arith.addi(arith.muli(round_, c(per_round)), start)
-            terminator = scf.YieldOp([])
-        with parallel.location, ir.InsertionPoint(terminator):
-            if total_static is None or total_static % per_round:
-                guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, base, total))
-                with ir.InsertionPoint(guard.then_block):
-                    terminator = scf.YieldOp([])
-        with parallel.location, ir.InsertionPoint(terminator):
+            base = outer.induction_variable
+            # which round of the work-group this is: base - start is a multiple of it
+            round_ = arith.divui(arith.subi(base, start), c(per_round))
             if total_static is not None and total_static % chunk == 0:
                 chunk_end = c(chunk)
             else:
                 chunk_end = arith.minsi(c(chunk), arith.subi(total, base))
             inner = scf.ForOp(c(0), chunk_end, c(1))
+            scf.YieldOp([])
         with parallel.location, ir.InsertionPoint(inner.body):
             linear = arith.addi(base, inner.induction_variable)
             coordinates = _delinearize(linear, trips)
@@ -206,7 +207,52 @@ class _Sharing:
                      for lb, ub, step in zip(lbs, ubs, steps)), chunk)
         self.distributed[op_of(outer)] = Distribution(key, tuple(ivs), owned)
         self.iterations[op_of(outer)] = (total_static, chunk)
+        self.rounds[op_of(outer)] = _Rounds(start, total, per_round, round_)
         parallel.operation.erase()
+
+    def count_rounds(self) -> None:
+        """A distributed loop whose body indexes a private array (by `owned`: the
+        round and the place in the chunk) over a static trip count counts its
+        rounds from 0, `for k < ceil(total / (W * chunk))`, the chunk starting at
+        `base = k * W * chunk + lid * chunk`, under `if (base < total)` unless
+        W * chunk divides the total: a trip count a GPU compiler knows, so it unrolls
+        the rounds and the array's indices are constants (registers, not scratch
+        memory). Other loops
+        keep `for base = lid * chunk; base < total; base += W * chunk`: on PoCL 3.1
+        (GPU shape) rounds from 0 in the fp16 / fp8 attention kernels (tutorial 06)
+        gave wrong tiles, while Intel's runtime computed them right."""
+        for loop, rounds in list(self.rounds.items()):
+            if self.iterations[loop][0] is not None and _indexes_private_array(loop):
+                self._count_rounds(loop, rounds)
+
+    def _count_rounds(self, loop, rounds: "_Rounds") -> None:
+        total, _chunk_size = self.iterations[loop]
+        per_round = rounds.per_round
+        with loop.location, ir.InsertionPoint(loop):
+            index = ir.IndexType.get()
+            c = lambda v: arith.constant(index, v)  # noqa: E731
+            counted = scf.ForOp(c(0), c(-(-total // per_round)), c(1))
+        with loop.location, ir.InsertionPoint(counted.body):
+            base = arith.addi(arith.muli(counted.induction_variable, c(per_round)), rounds.start)
+            terminator = scf.YieldOp([])
+            if total % per_round:
+                with ir.InsertionPoint(terminator):
+                    guard = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, base, rounds.total))
+                    with ir.InsertionPoint(guard.then_block):
+                        terminator = scf.YieldOp([])
+        body = loop.regions[0].blocks[0]
+        for op in list(body.operations)[:-1]:
+            op.move_before(terminator)
+        body.arguments[0].replace_all_uses_with(base)
+        # the round computed from base, now the counter itself
+        round_op = owner(rounds.round)
+        offset_op = owner(round_op.operands[0])
+        rounds.round.replace_all_uses_with(counted.induction_variable)
+        round_op.erase()
+        offset_op.erase()
+        for table in (self.distributed, self.iterations):
+            table[op_of(counted)] = table.pop(loop)
+        loop.erase()
 
     # ------------------------------------------------------ private tiles
 
@@ -680,6 +726,20 @@ def _serialize(parallel) -> None:
     for nested in _outermost_parallel_loops(loop.body):
         _serialize(nested)
     parallel.operation.erase()
+
+
+def _indexes_private_array(loop) -> bool:
+    """Whether a load or store in `loop` accesses a private array (memref.alloca)."""
+    found = []
+
+    def visit(inner):
+        access = _memory_access(inner)
+        if access is not None and _is_private(_root(access[0])):
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(loop).walk(visit)
+    return bool(found)
 
 
 def _product(values):
