@@ -52,7 +52,7 @@ class LocalTile:
 
 @dataclass
 class EmittedKernel:
-    source: str                          # complete OpenCL C 1.2 program
+    source: str                          # complete OpenCL C 1.2 program (2.0+: below)
     name: str                            # kernel function name
     arg_types: list[str]                 # C type of each kernel parameter, in order
     local_size: tuple[int, int, int]     # work-group size the kernel is written for

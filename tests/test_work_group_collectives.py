@@ -159,11 +159,11 @@ FLOAT_REFERENCES = {"max": np.fmax.reduce, "min": np.fmin.reduce,
 
 
 def run_rows(rows: np.ndarray, op: str, unsigned: bool = False,
-             kernel=row_reduce_kernel) -> tuple[np.ndarray, str]:
+             **options) -> tuple[np.ndarray, str]:
     x = torch.from_numpy(rows.copy())
     out = torch.empty(rows.shape[0], dtype=x.dtype)
-    compiled = kernel[(rows.shape[0],)](x, out, BLOCK=BLOCK, OP=op, UNSIGNED=unsigned,
-                                        opencl_target="gpu")
+    compiled = row_reduce_kernel[(rows.shape[0],)](x, out, BLOCK=BLOCK, OP=op, UNSIGNED=unsigned,
+                                                   opencl_target="gpu", **options)
     return out.numpy(), compiled.asm["cl"]
 
 
@@ -213,15 +213,12 @@ def test_unsigned_minima_and_maxima_match_numpy(op):
 
 
 @pytest.mark.parametrize("op", ["max", "max_nan", "min_nan"])
-def test_collectives_and_the_tree_give_the_same_floats(op, monkeypatch):
+def test_collectives_and_the_tree_give_the_same_floats(op):
     if not device_has_collectives():
         pytest.skip("the device has no work-group collective functions: the tree only")
     rows = float_rows(np.float32)
     collective, source = run_rows(rows, op)
     assert "work_group_reduce_max" in source or "work_group_reduce_min" in source
-    monkeypatch.setenv(COLLECTIVES_ENV, "0")
-    # a kernel object of its own: the environment is read when a kernel is first
-    # compiled in a process (the description then joins the compile key)
-    tree, tree_source = run_rows(rows, op, kernel=triton.jit(row_reduce_kernel.fn))
+    tree, tree_source = run_rows(rows, op, work_group_collectives=False)
     assert "work_group_reduce" not in tree_source and "__local" in tree_source
     np.testing.assert_array_equal(collective, tree)

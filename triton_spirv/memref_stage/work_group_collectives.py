@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf
 
+from .affine_nests import named
+
 # combiner -> (collective, identity of the combiner); float min/max reduce ordered
 # integers (FLOAT_ORDER).
 _KINDS = {
@@ -108,16 +110,29 @@ def reduce_collectively(match, lid: ir.Value, work_items: int) -> CollectiveRedu
 def _all_reduce(combiner, partial: ir.Value) -> ir.Value:
     """The work-group's combination of every work-item's `partial`, in its own type."""
     name = combiner.operation.name
-    kind = _COLLECTIVE_OPS[_KINDS[name][0]]
+    collective = _KINDS[name][0]
+    kind = _COLLECTIVE_OPS[collective]
+    here = ir.Location.current
+    # the emitter names C variables after these (affine_nests.named)
+    group = named("group_sum" if collective == "add" else f"group_{collective[:3]}", here)
     if name in _NAN_IS_GREATEST:
-        key = _ordered_key(partial, _NAN_IS_GREATEST[name])
-        return arith.bitcast(partial.type, _ordered_key_bits(gpu.all_reduce(key, op=kind, uniform=True)))
+        with named("key", here):
+            key = _ordered_key(partial, _NAN_IS_GREATEST[name])
+        with group:
+            extreme = gpu.all_reduce(key, op=kind, uniform=True)
+        with named("total", here):
+            return arith.bitcast(partial.type, _ordered_key_bits(extreme))
     width = ir.IntegerType(partial.type).width if isinstance(partial.type, ir.IntegerType) else None
     if width is None or width >= 32:
-        return gpu.all_reduce(partial, op=kind, uniform=True)
+        with group:
+            return gpu.all_reduce(partial, op=kind, uniform=True)
     wide = ir.IntegerType.get_signless(32)
-    widened = (arith.extui if name in _UNSIGNED else arith.extsi)(wide, partial)
-    return arith.trunci(partial.type, gpu.all_reduce(widened, op=kind, uniform=True))
+    with named("wide", here):
+        widened = (arith.extui if name in _UNSIGNED else arith.extsi)(wide, partial)
+    with group:
+        total = gpu.all_reduce(widened, op=kind, uniform=True)
+    with named("total", here):
+        return arith.trunci(partial.type, total)
 
 
 def _ordered_key(value: ir.Value, nan_is_greatest: bool) -> ir.Value:
