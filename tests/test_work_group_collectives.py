@@ -222,3 +222,34 @@ def test_collectives_and_the_tree_give_the_same_floats(op):
     tree, tree_source = run_rows(rows, op, work_group_collectives=False)
     assert "work_group_reduce" not in tree_source and "__local" in tree_source
     np.testing.assert_array_equal(collective, tree)
+
+
+def test_a_corrupted_cache_entry_is_rebuilt_with_its_opencl_c_version(tmp_path, monkeypatch):
+    # The cache repair (launcher/cache_repair.py) builds the .cl again: with the
+    # `-cl-std` the kernel's metadata names, else work_group_reduce_* is undeclared.
+    if not device_has_collectives():
+        pytest.skip("the device has no work-group collective functions: the tree only")
+    import glob
+    import json
+    from launcher import unpack_clbin
+    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    rows = float_rows(np.float32)
+
+    def run_from_disk():     # a new JITFunction: no in-memory cache, the kernel from disk
+        x, out = torch.from_numpy(rows.copy()), torch.empty(rows.shape[0])
+        triton.jit(row_reduce_kernel.fn)[(rows.shape[0],)](x, out, BLOCK=BLOCK, OP="max_nan",
+                                                           UNSIGNED=False, opencl_target="gpu")
+        np.testing.assert_array_equal(out.numpy(), np.maximum.reduce(rows, axis=1))
+    run_from_disk()
+    (path,) = glob.glob(str(tmp_path / "cache" / "*" / "row_reduce_kernel.clbin"))
+    (meta,) = glob.glob(str(tmp_path / "cache" / "*" / "row_reduce_kernel.json"))
+    std = f"-cl-std={resolve_target('gpu').work_group_collectives}"
+    assert json.load(open(meta))["build_options"] == [std]
+    with open(path, "rb") as f:
+        good = f.read()
+    with open(path, "wb") as f:
+        f.write(good[:len(good) // 2])
+    with pytest.warns(RuntimeWarning, match="was corrupted.*rebuilt it"):
+        run_from_disk()
+    with open(path, "rb") as f:
+        assert unpack_clbin(f.read())["build_options"] == (std,)
