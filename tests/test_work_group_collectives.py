@@ -15,6 +15,7 @@ from emitter_opencl.errors import OpenCLEmitError
 from triton_spirv.stages import new_context
 from triton_spirv.target import COLLECTIVES_ENV, TARGET_ENV, resolve_target
 from mlir import ir
+from test_lang_reduce_scan import _nan_max, _nan_min   # tl.maximum/minimum(propagate_nan=ALL)
 
 
 @pytest.fixture(autouse=True)
@@ -91,16 +92,6 @@ def test_switching_collectives_off_changes_the_description_and_its_key(monkeypat
 
 
 @triton.jit
-def _max_keeping_nan(a, b):
-    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
-
-
-@triton.jit
-def _min_keeping_nan(a, b):
-    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
-
-
-@triton.jit
 def row_reduce_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, OP: tl.constexpr,
                       UNSIGNED: tl.constexpr):
     row = tl.program_id(0)
@@ -114,9 +105,9 @@ def row_reduce_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, OP: tl.constexpr,
     elif OP == "min":
         r = tl.min(x, axis=0)
     elif OP == "max_nan":
-        r = tl.reduce(x, 0, _max_keeping_nan)
+        r = tl.reduce(x, 0, _nan_max)
     elif OP == "min_nan":
-        r = tl.reduce(x, 0, _min_keeping_nan)
+        r = tl.reduce(x, 0, _nan_min)
     else:
         r = tl.xor_sum(x, axis=0)
     if UNSIGNED:
