@@ -1,4 +1,5 @@
-"""Print OpenCL C 1.2 from a memref-stage module (see docs/memref-stage.md).
+"""Print OpenCL C 1.2 from a memref-stage module (see docs/memref-stage.md); kernels
+that call work-group collective functions (collectives.py) are OpenCL C 2.0.
 
 The emitter walks the single kernel function once, in program order:
   * scalar SSA values become C locals (constants become literals at their uses);
