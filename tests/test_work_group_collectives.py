@@ -149,24 +149,32 @@ FLOAT_REFERENCES = {"max": np.fmax.reduce, "min": np.fmin.reduce,
                     "max_nan": np.maximum.reduce, "min_nan": np.minimum.reduce}
 
 
-def run_rows(rows: np.ndarray, op: str, unsigned: bool = False,
+def run_rows(rows: np.ndarray, op: str, unsigned: bool = False, dtype=None,
              **options) -> tuple[np.ndarray, str]:
+    """The kernel on `rows` (as torch `dtype` where given: bf16, which numpy lacks, comes
+    back as float32) -> (one result per row, the OpenCL C)."""
     x = torch.from_numpy(rows.copy())
+    x = x if dtype is None else x.to(dtype)
     out = torch.empty(rows.shape[0], dtype=x.dtype)
     compiled = row_reduce_kernel[(rows.shape[0],)](x, out, BLOCK=BLOCK, OP=op, UNSIGNED=unsigned,
                                                    opencl_target="gpu", **options)
-    return out.numpy(), compiled.asm["cl"]
+    return (out if dtype is None else out.float()).numpy(), compiled.asm["cl"]
 
 
 def assert_reduced_the_devices_way(source: str, collective: bool) -> None:
     assert ("work_group_reduce_" in source) == (collective and device_has_collectives()), source
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, torch.bfloat16],
+                         ids=["f32", "f64", "f16", "bf16"])
 @pytest.mark.parametrize("op", list(FLOAT_REFERENCES))
 def test_float_minima_and_maxima_match_numpy_with_nan(op, dtype):
-    rows = float_rows(dtype)
-    got, source = run_rows(rows, op)
+    if dtype is torch.bfloat16:    # the values bf16 holds, reduced in float32 (exact)
+        rows = torch.from_numpy(float_rows(np.float32)).to(dtype).float().numpy()
+        got, source = run_rows(rows, op, dtype=dtype)
+    else:
+        rows = float_rows(dtype)
+        got, source = run_rows(rows, op)
     with np.errstate(invalid="ignore"):
         expected = FLOAT_REFERENCES[op](rows, axis=1)
     np.testing.assert_array_equal(got, expected)

@@ -215,3 +215,63 @@ func.func @product(%view: memref<256xf32>, %out: memref<?xf32>) {
   memref.store %prod, %out[%c0] : memref<?xf32>
   return
 }
+
+// -----
+
+// f16 maximum: the exact f32 values reduce (ordered keys of f32) and return to f16.
+
+// CHECK-LABEL: func.func @half_max
+// CHECK:       %[[PARTIAL:.*]] = scf.for {{.*}} -> (f16) {
+// CHECK:       %[[WIDE:.*]] = arith.extf %[[PARTIAL]] : f16 to f32
+// CHECK:       arith.bitcast %[[WIDE]] : f32 to i32
+// CHECK:       gpu.all_reduce maxsi %{{.*}} uniform {
+// CHECK-NEXT:  } : (i32) -> i32
+// CHECK:       %[[TOTAL:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK-NEXT:  %[[NARROW:.*]] = arith.truncf %[[TOTAL]] : f32 to f16
+// CHECK:       arith.maxnumf %{{.*}}, %[[NARROW]] : f16
+
+func.func @half_max(%view: memref<256xf16>, %out: memref<?xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %ninf = arith.constant 0xFC00 : f16
+  %acc = memref.alloc() : memref<f16>
+  memref.store %ninf, %acc[] : memref<f16>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %x = memref.load %view[%i] : memref<256xf16>
+    %a = memref.load %acc[] : memref<f16>
+    %m = arith.maxnumf %a, %x : f16
+    memref.store %m, %acc[] : memref<f16>
+  }
+  %max = memref.load %acc[] : memref<f16>
+  memref.store %max, %out[%c0] : memref<?xf16>
+  return
+}
+
+// -----
+
+// An f16 sum keeps the tree: in f32 it would round differently.
+
+// CHECK-LABEL: func.func @half_sum
+// CHECK-NOT:   gpu.all_reduce
+// CHECK:       memref.alloc() : memref<128xf16>
+// CHECK-NOT:   gpu.all_reduce
+// CHECK:       return
+
+func.func @half_sum(%view: memref<256xf16>, %out: memref<?xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f16
+  %acc = memref.alloc() : memref<f16>
+  memref.store %zero, %acc[] : memref<f16>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %x = memref.load %view[%i] : memref<256xf16>
+    %a = memref.load %acc[] : memref<f16>
+    %s = arith.addf %a, %x : f16
+    memref.store %s, %acc[] : memref<f16>
+  }
+  %sum = memref.load %acc[] : memref<f16>
+  memref.store %sum, %out[%c0] : memref<?xf16>
+  return
+}

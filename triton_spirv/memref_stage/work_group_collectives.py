@@ -26,7 +26,8 @@ extreme is then exactly what the combiner would give, on every device.
 
 8- and 16-bit integers (no collective of their own) are widened to 32 bits as the
 combiner reads them (sign- or zero-extended); a sum truncated back wraps as theirs would.
-Products, bitwise reductions and f16/bf16 elements keep the tree.
+f16/bf16 minima and maxima reduce their exact f32 values. Products, bitwise reductions
+and f16/bf16 sums (f32 would round them differently from the tree) keep the tree.
 """
 from __future__ import annotations
 
@@ -79,6 +80,8 @@ def has_collective(combiner) -> bool:
         return False
     if isinstance(element, ir.IntegerType):
         return element.width in _INT_WIDTHS
+    if isinstance(element, (ir.F16Type, ir.BF16Type)):
+        return name in _NAN_IS_GREATEST     # exact in f32; sums would round differently
     return isinstance(element, (ir.F32Type, ir.F64Type))
 
 
@@ -116,12 +119,15 @@ def _all_reduce(combiner, partial: ir.Value) -> ir.Value:
     # the emitter names C variables after these (affine_nests.named)
     group = named("group_sum" if collective == "add" else f"group_{collective[:3]}", here)
     if name in _NAN_IS_GREATEST:
+        narrow = isinstance(partial.type, (ir.F16Type, ir.BF16Type))
+        value = arith.extf(ir.F32Type.get(), partial) if narrow else partial
         with named("key", here):
-            key = _ordered_key(partial, _NAN_IS_GREATEST[name])
+            key = _ordered_key(value, _NAN_IS_GREATEST[name])
         with group:
             extreme = gpu.all_reduce(key, op=kind, uniform=True)
         with named("total", here):
-            return arith.bitcast(partial.type, _ordered_key_bits(extreme))
+            total = arith.bitcast(value.type, _ordered_key_bits(extreme))
+            return arith.truncf(partial.type, total) if narrow else total
     width = ir.IntegerType(partial.type).width if isinstance(partial.type, ir.IntegerType) else None
     if width is None or width >= 32:
         with group:
