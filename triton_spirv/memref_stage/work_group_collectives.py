@@ -39,7 +39,7 @@ from mlir.dialects import arith, gpu, memref, scf
 from .affine_nests import named
 
 # combiner -> (collective, identity of the combiner); float min/max reduce ordered
-# integers (FLOAT_ORDER).
+# integers (_ordered_key).
 _KINDS = {
     "arith.addf": ("add", "negative zero"),
     "arith.addi": ("add", "zero"),
@@ -61,7 +61,8 @@ _COLLECTIVE_OPS = {
     "maxsi": gpu.AllReduceOperation.MAXSI, "minsi": gpu.AllReduceOperation.MINSI,
     "maxui": gpu.AllReduceOperation.MAXUI, "minui": gpu.AllReduceOperation.MINUI,
 }
-# Integer widths with a collective (after widening 8/16-bit integers); floats: f32, f64.
+# Integer widths with a collective (after widening 8/16-bit integers); floats: see
+# has_collective.
 _INT_WIDTHS = (8, 16, 32, 64)
 
 
