@@ -25,11 +25,14 @@ def _converting_copies(module: ir.Module) -> None:
         converting_copy_loops(func.regions[0].blocks[0])
 
 
-def _share_work_group(module: ir.Module) -> None:
-    """For 128 work-items, simplified as the pipeline then simplifies it."""
-    share_work_group(module, 128)
-    module.operation.verify()
-    passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module.operation)
+def _share_work_group(collectives: bool):
+    """share_work_group for 128 work-items (on a target with work-group collective
+    functions or not), simplified as the pipeline then simplifies it."""
+    def run(module: ir.Module) -> None:
+        share_work_group(module, 128, collectives=collectives)
+        module.operation.verify()
+        passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module.operation)
+    return run
 
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filecheck")
@@ -46,7 +49,8 @@ PASSES = {
     "in-place-updates": module_pass(update_in_place),
     "owner-copies": module_pass(copy_by_owners),
     "converting-copies": module_pass(_converting_copies),
-    "work-group-sharing": module_pass(_share_work_group),
+    "work-group-sharing": module_pass(_share_work_group(collectives=False)),
+    "work-group-collectives": module_pass(_share_work_group(collectives=True)),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
 }
