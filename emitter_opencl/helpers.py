@@ -78,6 +78,15 @@ static inline uint word_lane_shift(uintptr_t address, uint bytes) {
 #endif
 }"""
 
+# memref.prefetch (prefetch.py): clang's builtin where the compiler targets the CPU
+# itself (PoCL); nothing where it compiles to SPIR first (Intel's runtime, Oclgrind).
+_FIXED["prefetch_line"] = """\
+static inline void prefetch_line(const __global void* p) {
+#if defined(__clang__) && !defined(__SPIR__)
+  __builtin_prefetch(p);
+#endif
+}"""
+
 # Extension pragmas that 64-bit atomics need (atomics.py), printed with the helpers.
 _FIXED["pragma_int64_atomics"] = (
     "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"

@@ -1,6 +1,8 @@
 """Register blocking of contraction nests (triton_spirv/memref_stage/register_blocking.py): which
 affine nests it rewrites, which it must leave alone, and that rewritten kernels still
 compute what torch computes."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -178,5 +180,28 @@ def test_operand_tiles_copied_whole_or_in_part_match_torch(dtype):
                                      BM=32, BN=32, BK=16, PRECISION="ieee", ACC_INT=False,
                                      opencl_target="cpu")
     assert "if (is_full)" in compiled.asm["cl"]
+    expected = a.double() @ b.double()
+    np.testing.assert_allclose(c.double().numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_next_k_blocks_prefetched_after_whole_copies(dtype):
+    """After each whole-tile copy, the block of the next k step is prefetched
+    (next_block_prefetch.py), one call per 64-byte line of its rows; the hint changes
+    no result, the last k step's partial blocks included."""
+    M, N, K = 64, 64, 72
+    torch.manual_seed(0)
+    a, b = torch.randn(M, K).to(dtype), torch.randn(K, N).to(dtype)
+    c = torch.empty(M, N)
+    compiled = matmul_kernel[(2, 2)](a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride(),
+                                     BM=32, BN=32, BK=16, PRECISION="ieee", ACC_INT=False,
+                                     opencl_target="cpu")
+    cl = compiled.asm["cl"]
+    assert "static inline void prefetch_line(const __global void* p)" in cl
+    assert cl.count("prefetch_line(a_ptr + ") == 1 and cl.count("prefetch_line(b_ptr + ") == 1
+    # B's rows of 32 elements: two lines of f32 (a loop over them), one line of f16
+    two_lines = r"for \(long (\w+) = 0; \1 < 32; \1 \+= 16\) \{\s*prefetch_line\(b_ptr"
+    one_line = r"prefetch_line\(b_ptr \+ \(\w+ \+ \w+ \* \w+\)\);"
+    assert re.search(two_lines if dtype == torch.float32 else one_line, cl)
     expected = a.double() @ b.double()
     np.testing.assert_allclose(c.double().numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)

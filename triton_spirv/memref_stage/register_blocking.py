@@ -46,6 +46,7 @@ from mlir.dialects import affine, math, vector
 from .affine_nests import (body_ops, constant_extent, induction_var, is_alloc, named,
                            root_buffer)
 from .full_tile_copies import version_tile_copies
+from .next_block_prefetch import prefetch_next_blocks
 
 # Vector widths tried for the column loop, widest first; narrower tiles fall back to
 # the next width that divides them.
@@ -78,14 +79,16 @@ class Nest:
 
 def block_contractions(module: ir.Module) -> int:
     """Rewrites every matching contraction nest in `module` into blocks of CPU_ROWS
-    rows (and one block of the rest), and versions the copies that fill its operand
-    tiles on filling them whole (full_tile_copies.py); returns how many nests."""
+    rows (and one block of the rest), versions the copies that fill its operand
+    tiles on filling them whole (full_tile_copies.py) and, after each whole copy,
+    prefetches the block the next k iteration copies (next_block_prefetch.py);
+    returns how many nests."""
     nests = _matched_nests(module)
     tiles = list(dict.fromkeys(tile for nest in nests for tile in operand_tiles(nest)))
     for nest in nests:
         rewrite_nest(nest, exact_rows=False)
     for tile in tiles:
-        version_tile_copies(tile)
+        prefetch_next_blocks(version_tile_copies(tile))
     return len(nests)
 
 

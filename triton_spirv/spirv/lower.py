@@ -19,6 +19,9 @@
     spirv-lower-abi-attrs, -update-vce  entry point, local size, minimal capabilities
     gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
 
+`memref.prefetch` (a hint, next_block_prefetch.py) is dropped first: upstream has no
+SPIR-V pattern for it, and OpenCL.std's prefetch made Intel's runtime no faster.
+
 Kernels that call a function without a body (calls.py: libdevice functions the
 OpenCL C emitter prints as builtins or helpers) are an error before any of this.
 
@@ -142,6 +145,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
     `entry_name` when given)."""
     with module.context:
         check_no_external_calls(module)
+        drop_prefetches(module)
         flatten_buffers(module)
         for func in _funcs(module):
             fp8_values_as_f32(func)
@@ -164,6 +168,20 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         _run(module, ("gpu-module-to-binary{format=bin}",), "SPIR-V serialization")
         binary = _binary(module)
     return SpirvModule(name, binary, assembly)
+
+
+def drop_prefetches(module: ir.Module) -> None:
+    """Erases every `memref.prefetch`; the views only they used go in the clean-up."""
+    prefetches = []
+
+    def collect(op):
+        if op.name == "memref.prefetch":
+            prefetches.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect)
+    for op in prefetches:
+        op.erase()
 
 
 def _spirv_module(module: ir.Module):

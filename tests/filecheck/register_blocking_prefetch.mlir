@@ -1,0 +1,134 @@
+// PASS: register-blocking
+// After the whole-block copy into each operand tile, a k loop whose blocks move by
+// loop-carried offsets prefetches the block its next iteration copies, one prefetch per
+// 64-byte line (16 f32), when there is a next iteration (next_block_prefetch.py). The
+// next offset is the one the loop yields, recomputed from the iter_args and values from
+// outside the loop. The copy of a part of a block (else branch) gets no prefetch.
+
+// CHECK-LABEL: func.func @matmul_k_loop
+// CHECK-SAME:    (%[[A_ARG:.*]]: memref<?xf32>, %[[B_ARG:.*]]: memref<?xf32>, %{{.*}}: index, %{{.*}}: index, %[[STEPS:.*]]: i32, %[[A_STRIDE:.*]]: index, %[[B_STRIDE:.*]]: i32)
+// CHECK:         %[[LHS:.*]] = memref.alloc() : memref<8x32xf32>
+// CHECK:         %[[RHS:.*]] = memref.alloc() : memref<32x16xf32>
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %[[STEPS]] step %[[ONE]] iter_args(%[[A_OFFSET:.*]] = %{{.*}}, %[[B_OFFSET:.*]] = %{{.*}})
+// CHECK:           %[[A_BLOCK:.*]] = memref.reinterpret_cast %[[A_ARG]] to offset: [%[[A_OFFSET]]]
+// CHECK:           scf.if
+// CHECK-NEXT:        memref.copy %[[A_BLOCK]], %[[LHS]]
+// CHECK-NEXT:        %[[NEXT_K:.*]] = arith.addi %[[K]], %[[ONE]] : i32
+// CHECK-NEXT:        %[[MORE:.*]] = arith.cmpi slt, %[[NEXT_K]], %[[STEPS]] : i32
+// CHECK-NEXT:        scf.if %[[MORE]] {
+// CHECK-NEXT:          %[[A_STEP:.*]] = arith.constant 32 : index
+// CHECK-NEXT:          %[[A_NEXT:.*]] = arith.addi %[[A_OFFSET]], %[[A_STEP]] : index
+// CHECK-NEXT:          %[[A_NEXT_BLOCK:.*]] = memref.reinterpret_cast %[[A_ARG]] to offset: [%[[A_NEXT]]], sizes: [8, 32], strides: [%[[A_STRIDE]], 1]
+// CHECK-DAG:           %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG:           %[[ROW_STEP:.*]] = arith.constant 1 : index
+// CHECK-DAG:           %[[ROWS:.*]] = arith.constant 8 : index
+// CHECK-DAG:           %[[COLUMNS:.*]] = arith.constant 32 : index
+// CHECK-DAG:           %[[LINE:.*]] = arith.constant 16 : index
+// CHECK:               scf.for %[[R:.*]] = %[[ZERO]] to %[[ROWS]] step %[[ROW_STEP]] {
+// CHECK-NEXT:            scf.for %[[C:.*]] = %[[ZERO]] to %[[COLUMNS]] step %[[LINE]] {
+// CHECK-NEXT:              memref.prefetch %[[A_NEXT_BLOCK]][%[[R]], %[[C]]], read, locality<3>, data
+// CHECK-NEXT:            }
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        memref.copy
+// CHECK-NEXT:      }
+// CHECK:           %[[B_BLOCK:.*]] = memref.reinterpret_cast %[[B_ARG]] to offset: [%[[B_OFFSET]]], sizes: [32, 16], strides: [%[[B_ROW:.*]], 1]
+// CHECK:           scf.if
+// CHECK-NEXT:        memref.copy %[[B_BLOCK]], %[[RHS]]
+// CHECK-NEXT:        %[[NEXT_K:.*]] = arith.addi %[[K]], %[[ONE]] : i32
+// CHECK-NEXT:        %[[MORE:.*]] = arith.cmpi slt, %[[NEXT_K]], %[[STEPS]] : i32
+// CHECK-NEXT:        scf.if %[[MORE]] {
+// CHECK-NEXT:          %[[DEPTH:.*]] = arith.constant 32 : i32
+// CHECK-NEXT:          %[[B_STEP:.*]] = arith.muli %[[B_STRIDE]], %[[DEPTH]] : i32
+// CHECK-NEXT:          %[[B_STEP_INDEX:.*]] = arith.index_cast %[[B_STEP]] : i32 to index
+// CHECK-NEXT:          %[[B_NEXT:.*]] = arith.addi %[[B_OFFSET]], %[[B_STEP_INDEX]] : index
+// CHECK-NEXT:          %[[B_NEXT_BLOCK:.*]] = memref.reinterpret_cast %[[B_ARG]] to offset: [%[[B_NEXT]]], sizes: [32, 16], strides: [%[[B_ROW]], 1]
+// CHECK:               memref.prefetch %[[B_NEXT_BLOCK]][%{{.*}}, %{{.*}}], read, locality<3>, data
+// CHECK:           } else {
+// CHECK-NEXT:        memref.copy
+// CHECK-NEXT:      }
+// CHECK-NOT:       memref.prefetch
+// CHECK:           math.fma
+func.func @matmul_k_loop(%a_arg: memref<?xf32>, %b_arg: memref<?xf32>, %rows: index, %cols: index, %k_steps: i32, %a_stride: index, %b_stride: i32) {
+  %acc = memref.alloc() : memref<8x16xf32>
+  %lhs = memref.alloc() : memref<8x32xf32>
+  %rhs = memref.alloc() : memref<32x16xf32>
+  %c0 = arith.constant 0 : index
+  %c0_i32 = arith.constant 0 : i32
+  %c1_i32 = arith.constant 1 : i32
+  %ends:2 = scf.for %k = %c0_i32 to %k_steps step %c1_i32 iter_args(%a_offset = %c0, %b_offset = %c0) -> (index, index) : i32 {
+    %a_block = memref.reinterpret_cast %a_arg to offset: [%a_offset], sizes: [8, 32], strides: [%a_stride, 1] : memref<?xf32> to memref<8x32xf32, strided<[?, 1], offset: ?>>
+    %a_part = memref.subview %a_block[0, 0] [%rows, 32] [1, 1] : memref<8x32xf32, strided<[?, 1], offset: ?>> to memref<?x32xf32, strided<[?, 1], offset: ?>>
+    %lhs_part = memref.subview %lhs[0, 0] [%rows, 32] [1, 1] : memref<8x32xf32> to memref<?x32xf32, strided<[32, 1]>>
+    memref.copy %a_part, %lhs_part : memref<?x32xf32, strided<[?, 1], offset: ?>> to memref<?x32xf32, strided<[32, 1]>>
+    %b_stride_index = arith.index_cast %b_stride : i32 to index
+    %b_block = memref.reinterpret_cast %b_arg to offset: [%b_offset], sizes: [32, 16], strides: [%b_stride_index, 1] : memref<?xf32> to memref<32x16xf32, strided<[?, 1], offset: ?>>
+    %b_part = memref.subview %b_block[0, 0] [32, %cols] [1, 1] : memref<32x16xf32, strided<[?, 1], offset: ?>> to memref<32x?xf32, strided<[?, 1], offset: ?>>
+    %rhs_part = memref.subview %rhs[0, 0] [32, %cols] [1, 1] : memref<32x16xf32> to memref<32x?xf32, strided<[16, 1]>>
+    memref.copy %b_part, %rhs_part : memref<32x?xf32, strided<[?, 1], offset: ?>> to memref<32x?xf32, strided<[16, 1]>>
+    affine.for %j = 0 to 8 {
+      affine.for %kk = 0 to 32 {
+        affine.for %l = 0 to 16 {
+          %a = affine.load %lhs[%j, %kk] : memref<8x32xf32>
+          %b = affine.load %rhs[%kk, %l] : memref<32x16xf32>
+          %c = affine.load %acc[%j, %l] : memref<8x16xf32>
+          %p = arith.mulf %a, %b : f32
+          %s = arith.addf %c, %p : f32
+          affine.store %s, %acc[%j, %l] : memref<8x16xf32>
+        }
+      }
+    }
+    %c32 = arith.constant 32 : index
+    %a_next = arith.addi %a_offset, %c32 : index
+    %c32_i32 = arith.constant 32 : i32
+    %b_step = arith.muli %b_stride, %c32_i32 : i32
+    %b_step_index = arith.index_cast %b_step : i32 to index
+    %b_next = arith.addi %b_offset, %b_step_index : index
+    scf.yield %a_next, %b_next : index, index
+  }
+  return
+}
+
+// -----
+
+// A block whose offset the loop does not carry (here: the same block every iteration)
+// gets no prefetch, and neither does a block whose next offset comes from memory.
+
+// CHECK-LABEL: func.func @offsets_not_carried
+// CHECK-NOT:     memref.prefetch
+// CHECK:         math.fma
+func.func @offsets_not_carried(%a_arg: memref<?xf32>, %b_arg: memref<?xf32>, %offsets: memref<1xindex>, %rows: index, %k_steps: i32, %stride: index) {
+  %acc = memref.alloc() : memref<8x16xf32>
+  %lhs = memref.alloc() : memref<8x4xf32>
+  %rhs = memref.alloc() : memref<4x16xf32>
+  %c0 = arith.constant 0 : index
+  %c0_i32 = arith.constant 0 : i32
+  %c1_i32 = arith.constant 1 : i32
+  %end = scf.for %k = %c0_i32 to %k_steps step %c1_i32 iter_args(%b_offset = %c0) -> (index) : i32 {
+    %a_block = memref.reinterpret_cast %a_arg to offset: [%c0], sizes: [8, 4], strides: [%stride, 1] : memref<?xf32> to memref<8x4xf32, strided<[?, 1], offset: ?>>
+    %a_part = memref.subview %a_block[0, 0] [%rows, 4] [1, 1] : memref<8x4xf32, strided<[?, 1], offset: ?>> to memref<?x4xf32, strided<[?, 1], offset: ?>>
+    %lhs_part = memref.subview %lhs[0, 0] [%rows, 4] [1, 1] : memref<8x4xf32> to memref<?x4xf32, strided<[4, 1]>>
+    memref.copy %a_part, %lhs_part : memref<?x4xf32, strided<[?, 1], offset: ?>> to memref<?x4xf32, strided<[4, 1]>>
+    %b_block = memref.reinterpret_cast %b_arg to offset: [%b_offset], sizes: [4, 16], strides: [%stride, 1] : memref<?xf32> to memref<4x16xf32, strided<[?, 1], offset: ?>>
+    %b_part = memref.subview %b_block[0, 0] [%rows, 16] [1, 1] : memref<4x16xf32, strided<[?, 1], offset: ?>> to memref<?x16xf32, strided<[?, 1], offset: ?>>
+    %rhs_part = memref.subview %rhs[0, 0] [%rows, 16] [1, 1] : memref<4x16xf32> to memref<?x16xf32, strided<[16, 1]>>
+    memref.copy %b_part, %rhs_part : memref<?x16xf32, strided<[?, 1], offset: ?>> to memref<?x16xf32, strided<[16, 1]>>
+    affine.for %j = 0 to 8 {
+      affine.for %kk = 0 to 4 {
+        affine.for %l = 0 to 16 {
+          %a = affine.load %lhs[%j, %kk] : memref<8x4xf32>
+          %b = affine.load %rhs[%kk, %l] : memref<4x16xf32>
+          %c = affine.load %acc[%j, %l] : memref<8x16xf32>
+          %p = arith.mulf %a, %b : f32
+          %s = arith.addf %c, %p : f32
+          affine.store %s, %acc[%j, %l] : memref<8x16xf32>
+        }
+      }
+    }
+    %b_next = memref.load %offsets[%c0] : memref<1xindex>
+    scf.yield %b_next : index
+  }
+  return
+}
