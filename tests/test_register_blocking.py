@@ -191,13 +191,15 @@ def _matmul_32x32x16_matches_torch(M, N, K, dtype) -> str:
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
-def test_next_k_blocks_prefetched_after_whole_copies(dtype):
-    """After each whole-tile copy, the block of the next k step is prefetched
-    (next_block_prefetch.py), one call per 64-byte line of its rows; the hint changes
-    no result, the last k step's partial blocks included."""
+def test_next_k_blocks_prefetched_during_the_row_blocks(dtype):
+    """The blocks of the next k step are prefetched, a share of their rows in each row
+    block of the contraction (next_block_prefetch.py), one call per 64-byte line of a
+    row; the hint changes no result, the last k step's partial blocks included."""
     cl = _matmul_32x32x16_matches_torch(64, 64, 72, dtype)
     assert "static inline void prefetch_line(const __global void* p)" in cl
     assert cl.count("prefetch_line(a_ptr + ") == 1 and cl.count("prefetch_line(b_ptr + ") == 1
+    # 32 rows: five row blocks of six (and one of two) prefetch 7 rows of A and 4 of B each
+    assert "prefetch_from = row_block * 4;" in cl and "prefetch_from_1 = row_block * 7;" in cl
     # B's rows of 32 elements: two lines of f32 (a loop over them), one line of f16
     two_lines = r"for \(long (\w+) = 0; \1 < 32; \1 \+= 16\) \{\s*prefetch_line\(b_ptr"
     one_line = r"prefetch_line\(b_ptr \+ \(\w+ \+ \w+ \* \w+\)\);"

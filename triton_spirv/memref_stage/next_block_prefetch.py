@@ -1,55 +1,77 @@
-"""Prefetches of the block that the next iteration of a matmul's k loop copies.
+"""Prefetches of the blocks that the next iteration of a matmul's k loop copies.
 
-In kernels of one work-item per group, each iteration of the k loop first copies an
-operand block from global memory into its tile (full_tile_copies.py), then runs the
-register-blocked micro-kernel on the tiles. The copy waits for memory: a block's rows
-are a few cache lines each, one matrix row apart, too short for the hardware
-prefetchers. After the whole-tile copy, this rewrite asks for every cache line of the
-block that the next iteration copies, so those lines arrive while the micro-kernel runs:
+In kernels of one work-item per group, each iteration of the k loop first copies the
+operand blocks from global memory into their tiles (full_tile_copies.py), then runs the
+register-blocked micro-kernel on the tiles (register_blocking.py). The copies wait for
+memory: a block's rows are a few cache lines each, one matrix row apart, too short for
+the hardware prefetchers. This rewrite asks for every cache line of the blocks that the
+next iteration copies while the micro-kernel runs, a share of their rows in each
+iteration of its loop of row blocks, so that the requests neither queue up at once nor
+evict all at once the tiles the micro-kernel works on:
 
     scf.for %k = %lb to %ub step %s iter_args(%offset = ...) {
       %block = memref.reinterpret_cast %base to offset: [%offset] ...
-      scf.if %is_full {
-        memref.copy %block, %tile
-        %next_k = arith.addi %k, %s
-        %more = arith.cmpi slt, %next_k, %ub
+      (the copy of %block into its tile)
+      %more = arith.cmpi slt, (%k + %s), %ub
+      %next_offset = (the value the loop yields for %offset, recomputed here)
+      %next = memref.reinterpret_cast %base to offset: [%next_offset] ...
+      affine.for %row = 0 to M step ROWS {                 (T iterations)
+        %from = (%row / ROWS) * P,  %to = min(%from + P, R)   (P = R / T rounded up)
         scf.if %more {
-          %next_offset = (the value the loop yields for %offset, recomputed here)
-          %next = memref.reinterpret_cast %base to offset: [%next_offset] ...
-          scf.for %r = 0 to ROWS { scf.for %c = 0 to COLS step LINE {
+          scf.for %r = %from to %to { scf.for %c = 0 to COLUMNS step LINE {
             memref.prefetch %next[%r, %c], read, locality<3>, data } }
         }
-      } else { ... }
-      ...
+        (the micro-kernels of the row block)
+      }
       scf.yield %offset + %step_of_offset, ...
 
-Measured on the benchmark's matmul kernel (1024^3 fp32, 128x64x64 blocks; old and new
-kernels alternated in one process on a shared 2-core host): PoCL, where the prefetch is
-an instruction, 15% less time in the median of 12 pairs; Intel's runtime gets no
-prefetch (see emitter_opencl/prefetch.py) and the SPIR-V stage drops it.
+Measured on the benchmark's matmul kernel (1024^3 fp32, 128x64x64 blocks; kernels
+with and without the prefetch instructions alternated in one process on a shared 2-core
+host, 20 pairs): on PoCL, where the prefetch is an instruction, 7% less time in the
+median (also 7% less CPU time); all of a block's lines at once after its copy saved
+less (2-7%), and prefetching to L2 only (locality 2) saved less too. Intel's runtime gets
+no prefetch (emitter_opencl/prefetch.py) and the SPIR-V stage drops it.
 
-Only copies from a `memref.reinterpret_cast` whose one dynamic offset is an iter_arg
-of the enclosing `scf.for`, and whose next value the loop computes from iter_args and
-values defined outside the loop with `arith` ops, get prefetches; others are left.
+Only blocks of a copy into an operand tile from a `memref.reinterpret_cast` whose one
+dynamic offset is an iter_arg of the enclosing `scf.for`, and whose next value the
+loop computes from iter_args and values defined outside the loop with `arith` ops, get
+prefetches; others are left.
 """
 from __future__ import annotations
 
-from mlir import ir
-from mlir.dialects import arith, memref, scf
+from dataclasses import dataclass
 
-from .affine_nests import named, owner
+from mlir import ir
+from mlir.dialects import affine, arith, memref, scf
+
+from .affine_nests import ancestor_in, is_nested_in, named, owner
 
 # Bytes per cache line on the CPUs the OpenCL runtimes target (x86-64, AArch64).
 LINE_BYTES = 64
 
 
-def prefetch_next_blocks(copies: list) -> int:
-    """Adds, after each whole-tile `memref.copy %block, %tile` in `copies`, prefetches of
-    the block the next k iteration copies; returns how many copies got them."""
-    return sum(_prefetch_next_block(copy) for copy in copies)
+@dataclass
+class RowBlocks:
+    """The loop of a register-blocked contraction over its row blocks
+    (register_blocking.py): `affine.for %row = first to end step rows`."""
+    loop: affine.AffineForOp
+    first: int
+    end: int
+    rows: int
+
+    @property
+    def count(self) -> int:
+        return -(-(self.end - self.first) // self.rows)
 
 
-def _prefetch_next_block(copy) -> bool:
+def prefetch_next_blocks(copies: list, row_blocks: RowBlocks) -> int:
+    """Spreads, over the iterations of `row_blocks`, prefetches of the blocks that the
+    next k iteration copies into the operand tiles (`copies`: `memref.copy %block,
+    %tile`); returns how many blocks get them."""
+    return sum(_prefetch_next_block(copy, row_blocks) for copy in copies)
+
+
+def _prefetch_next_block(copy, row_blocks: RowBlocks) -> bool:
     block = copy.operands[0]
     cast = owner(block)
     if cast is None or cast.name != "memref.reinterpret_cast":
@@ -60,19 +82,20 @@ def _prefetch_next_block(copy) -> bool:
     if len(offsets) != 1 or loop is None or block_type.rank != 2 or not block_type.has_static_shape:
         return False
     carried = _iter_arg_index(loop, offsets[0])
-    if carried is None:
+    if carried is None or not is_nested_in(row_blocks.loop, loop):
         return False
     yielded = _terminator(loop.body).operands[carried]
     if not _recomputable(yielded, loop):
         return False
     with named("prefetch_next", copy.location):
-        with ir.InsertionPoint.after(copy):
+        with ir.InsertionPoint(ancestor_in(row_blocks.loop, loop.body)):
             more = _has_next_iteration(loop)
+            next_block = _at_offset(cast, _recompute(yielded, loop))
+        with ir.InsertionPoint.at_block_begin(row_blocks.loop.body):
+            first, end = _share_of_rows(block_type.shape[0], row_blocks, copy.location)
             branch = scf.IfOp(more, [], has_else=False)
         with ir.InsertionPoint(branch.then_block):
-            next_offset = _recompute(yielded, loop)
-            next_block = _at_offset(cast, next_offset)
-            _prefetch_lines(next_block)
+            _prefetch_lines(next_block, first, end)
             scf.yield_([])
     return True
 
@@ -102,11 +125,7 @@ def _terminator(block: ir.Block):
 def _inside(value: ir.Value, loop) -> bool:
     """Whether `value` is defined by an op nested in `loop` (not a block argument)."""
     op = owner(value)
-    while op is not None:
-        if op.operation == loop.operation:
-            return True
-        op = op.operation.parent
-    return False
+    return op is not None and is_nested_in(op, loop)
 
 
 def _recomputable(value: ir.Value, loop) -> bool:
@@ -145,16 +164,35 @@ def _at_offset(cast, offset: ir.Value) -> ir.Value:
     return clone.results[0]
 
 
-def _prefetch_lines(block: ir.Value) -> None:
-    """A prefetch of each cache line of the rank-2 `block` (unit inner stride)."""
+def _share_of_rows(rows: int, row_blocks: RowBlocks,
+                   loc: ir.Location) -> tuple[ir.Value, ir.Value]:
+    """This iteration's rows of a block of `rows` rows: `t * P` to `min((t + 1) * P,
+    rows)` in the t-th iteration of `row_blocks`, P = rows / iterations rounded up."""
+    index = ir.IndexType.get()
+    per_iteration = -(-rows // row_blocks.count)
+    offset = row_blocks.loop.induction_variable
+    if row_blocks.first:
+        offset = arith.subi(offset, arith.constant(index, row_blocks.first))
+    iteration = arith.divsi(offset, arith.constant(index, row_blocks.rows),
+                            loc=named("row_block", loc))
+    first = arith.muli(iteration, arith.constant(index, per_iteration),
+                       loc=named("prefetch_from", loc))
+    last = arith.addi(first, arith.constant(index, per_iteration), loc=named("prefetch_to", loc))
+    end = arith.minsi(last, arith.constant(index, rows), loc=named("prefetch_to", loc))
+    return first, end
+
+
+def _prefetch_lines(block: ir.Value, first: ir.Value, end: ir.Value) -> None:
+    """Prefetches of each cache line of rows `first` to `end` of the rank-2 `block`
+    (unit inner stride)."""
     block_type = ir.MemRefType(block.type)
-    rows, columns = block_type.shape
+    columns = block_type.shape[1]
     per_line = max(1, LINE_BYTES * 8 // _element_bits(block_type.element_type))
     index = ir.IndexType.get()
     zero, one = arith.constant(index, 0), arith.constant(index, 1)
-    row_count, column_count = arith.constant(index, rows), arith.constant(index, columns)
+    column_count = arith.constant(index, columns)
     line_step = arith.constant(index, min(per_line, columns))
-    row_loop = scf.ForOp(zero, row_count, one)
+    row_loop = scf.ForOp(first, end, one)
     with ir.InsertionPoint(row_loop.body):
         line_loop = scf.ForOp(zero, column_count, line_step)
         with ir.InsertionPoint(line_loop.body):
