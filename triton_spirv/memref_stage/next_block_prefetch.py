@@ -25,12 +25,12 @@ evict all at once the tiles the micro-kernel works on:
       }
       scf.yield %offset + %step_of_offset, ...
 
-Measured on the benchmark's matmul kernel (1024^3 fp32, 128x64x64 blocks; kernels
-with and without the prefetch instructions alternated in one process on a shared 2-core
-host, 20 pairs): on PoCL, where the prefetch is an instruction, 7% less time in the
-median (also 7% less CPU time); all of a block's lines at once after its copy saved
-less (2-7%), and prefetching to L2 only (locality 2) saved less too. Intel's runtime gets
-no prefetch (emitter_opencl/prefetch.py) and the SPIR-V stage drops it.
+Measured on the benchmark's matmul kernel (1024^3, 128x64x64 blocks; kernels with and
+without the prefetch instructions alternated in one process on a shared 2-core host, 20
+pairs): on PoCL, where the prefetch is an instruction, 7-11% less time in the median with
+fp32 inputs (two runs) and 16% with fp16, CPU time alike; all of a block's lines at once
+after its copy saved 2-7%, and prefetching to L2 only (locality 2) less than locality 3.
+Intel's runtime gets no prefetch (emitter_opencl/prefetch.py) and the SPIR-V stage drops it.
 
 Only blocks of a copy into an operand tile from a `memref.reinterpret_cast` whose one
 dynamic offset is an iter_arg of the enclosing `scf.for`, and whose next value the
