@@ -142,3 +142,49 @@ func.func @offsets_not_carried(%a_arg: memref<?xf32>, %b_arg: memref<?xf32>, %of
   }
   return
 }
+
+// -----
+
+// A block whose rows are not contiguous (a transposed operand: unit stride down its
+// columns) is not prefetched line by line along its rows; the contiguous one is.
+
+// CHECK-LABEL: func.func @transposed_block
+// CHECK:         memref.prefetch %{{.*}} : memref<4x16xf32, strided<[?, 1], offset: ?>>
+// CHECK-NOT:     memref.prefetch
+// CHECK:         math.fma
+func.func @transposed_block(%a_arg: memref<?xf32>, %b_arg: memref<?xf32>, %rows: index, %k_steps: i32, %stride: index) {
+  %acc = memref.alloc() : memref<8x16xf32>
+  %lhs = memref.alloc() : memref<8x4xf32>
+  %rhs = memref.alloc() : memref<4x16xf32>
+  %c0 = arith.constant 0 : index
+  %c0_i32 = arith.constant 0 : i32
+  %c1_i32 = arith.constant 1 : i32
+  %ends:2 = scf.for %k = %c0_i32 to %k_steps step %c1_i32 iter_args(%a_offset = %c0, %b_offset = %c0) -> (index, index) : i32 {
+    %a_block = memref.reinterpret_cast %a_arg to offset: [%a_offset], sizes: [8, 4], strides: [1, %stride] : memref<?xf32> to memref<8x4xf32, strided<[1, ?], offset: ?>>
+    %a_part = memref.subview %a_block[0, 0] [%rows, 4] [1, 1] : memref<8x4xf32, strided<[1, ?], offset: ?>> to memref<?x4xf32, strided<[1, ?], offset: ?>>
+    %lhs_part = memref.subview %lhs[0, 0] [%rows, 4] [1, 1] : memref<8x4xf32> to memref<?x4xf32, strided<[4, 1]>>
+    memref.copy %a_part, %lhs_part : memref<?x4xf32, strided<[1, ?], offset: ?>> to memref<?x4xf32, strided<[4, 1]>>
+    %b_block = memref.reinterpret_cast %b_arg to offset: [%b_offset], sizes: [4, 16], strides: [%stride, 1] : memref<?xf32> to memref<4x16xf32, strided<[?, 1], offset: ?>>
+    %b_part = memref.subview %b_block[0, 0] [%rows, 16] [1, 1] : memref<4x16xf32, strided<[?, 1], offset: ?>> to memref<?x16xf32, strided<[?, 1], offset: ?>>
+    %rhs_part = memref.subview %rhs[0, 0] [%rows, 16] [1, 1] : memref<4x16xf32> to memref<?x16xf32, strided<[16, 1]>>
+    memref.copy %b_part, %rhs_part : memref<?x16xf32, strided<[?, 1], offset: ?>> to memref<?x16xf32, strided<[16, 1]>>
+    affine.for %j = 0 to 8 {
+      affine.for %kk = 0 to 4 {
+        affine.for %l = 0 to 16 {
+          %a = affine.load %lhs[%j, %kk] : memref<8x4xf32>
+          %b = affine.load %rhs[%kk, %l] : memref<4x16xf32>
+          %c = affine.load %acc[%j, %l] : memref<8x16xf32>
+          %p = arith.mulf %a, %b : f32
+          %s = arith.addf %c, %p : f32
+          affine.store %s, %acc[%j, %l] : memref<8x16xf32>
+        }
+      }
+    }
+    %c4 = arith.constant 4 : index
+    %a_next = arith.addi %a_offset, %c4 : index
+    %b_step = arith.muli %stride, %c4 : index
+    %b_next = arith.addi %b_offset, %b_step : index
+    scf.yield %a_next, %b_next : index, index
+  }
+  return
+}

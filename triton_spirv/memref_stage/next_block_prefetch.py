@@ -78,8 +78,10 @@ def _prefetch_next_block(copy, row_blocks: RowBlocks) -> bool:
         return False
     offsets = list(cast.opview.offsets)
     loop = _enclosing_for(copy)
+    if len(offsets) != 1 or loop is None or "unsignedCmp" in loop.attributes:
+        return False
     block_type = ir.MemRefType(block.type)
-    if len(offsets) != 1 or loop is None or block_type.rank != 2 or not block_type.has_static_shape:
+    if not _rows_of_lines(block_type):
         return False
     carried = _iter_arg_index(loop, offsets[0])
     if carried is None or not is_nested_in(row_blocks.loop, loop):
@@ -98,6 +100,14 @@ def _prefetch_next_block(copy, row_blocks: RowBlocks) -> bool:
             _prefetch_lines(next_block, first, end)
             scf.yield_([])
     return True
+
+
+def _rows_of_lines(block_type: ir.MemRefType) -> bool:
+    """Whether the block is a static rank-2 shape whose rows have unit stride."""
+    if block_type.rank != 2 or not block_type.has_static_shape:
+        return False
+    strides, _offset = block_type.get_strides_and_offset()
+    return strides[-1] == 1
 
 
 def _enclosing_for(op):
