@@ -85,6 +85,10 @@ class OpenCLOptions:
     # consecutive programs of the grid's first dimension where the kernel allows it
     # (memref_stage/program_loops.py); False keeps one program per work-group.
     program_loops: bool = True
+    # On targets with work-group collective functions (target.py), GPU-shaped sums,
+    # minima and maxima use them (memref_stage/work_group_collectives.py); False keeps
+    # the __local tree (e.g. for a simulator of OpenCL C 1.2 such as Oclgrind).
+    work_group_collectives: bool = True
 
     def hash(self) -> str:
         key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
@@ -362,7 +366,9 @@ def make_memref(src: str, metadata, options) -> str:
     target = current_target(options.opencl_target)
     program_loops = options.program_loops and target.loops_programs
     return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps),
-                                 program_loops=program_loops)
+                                 program_loops=program_loops,
+                                 collectives=options.work_group_collectives
+                                 and bool(target.work_group_collectives))
 
 
 def make_cl(src: str, metadata, options) -> str:
@@ -382,6 +388,10 @@ def make_cl(src: str, metadata, options) -> str:
     metadata["profile_scratch_align"] = 1
     metadata["local_size"] = list(emitted.local_size)
     metadata["arg_types"] = list(emitted.arg_types)
+    if emitted.work_group_collectives:
+        # work_group_reduce_*: the OpenCL C version in which the target has them.
+        metadata["build_options"] = [
+            f"-cl-std={current_target(options.opencl_target).work_group_collectives}"]
     if emitted.asserts:
         # tl.device_assert: the launcher passes the record and names the failed assert.
         metadata["asserts"] = [list(entry) for entry in emitted.asserts]
