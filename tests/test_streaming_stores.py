@@ -1,13 +1,18 @@
 """Streaming stores (triton_spirv/memref_stage/streaming_stores.py, the emitter's
-`store_nontemporal_*` helpers): results against torch on both sides of the size
-threshold, on outputs aligned to the vector and not, and the kernels that keep
-ordinary stores. The IR rewrite itself: tests/filecheck/streaming_stores.mlir."""
+`store_nontemporal_*` helpers, the SPIR-V stage's triton_spirv/spirv/nontemporal.py):
+results against torch on both sides of the size threshold, on outputs aligned to the
+vector and not, the kernels that keep ordinary stores, and the SPIR-V memory operand.
+The IR rewrite itself: tests/filecheck/streaming_stores.mlir."""
+import shutil
+import subprocess
+
 import pytest
 import torch
 
 import triton
 import triton.language as tl
 from triton_spirv.memref_stage.streaming_stores import STREAMING_BYTES
+from triton_spirv.stages import memref_to_spirv
 from triton_spirv.target import current_target
 
 DEVICE = triton.runtime.driver.active.get_active_torch_device()
@@ -91,3 +96,23 @@ def test_kept_ordinary(options):
     compiled = axpy_kernel[(triton.cdiv(n, BLOCK),)](2.0, x, y, out, n, BLOCK=BLOCK, **options)
     assert torch.equal(out, 2.0 * x + y)
     assert not streams(compiled)
+
+
+@pytest.mark.skipif(not CPU_TARGET, reason="streaming stores are made for CPU targets")
+def test_spirv_marks_the_streaming_store(tmp_path):
+    """Of vector add's vector stores (the direct path's two versions, the tiles' fills
+    and copies), only the streaming version's store to out is Nontemporal; the module
+    passes spirv-val."""
+    n = 70000
+    x, y = torch.rand(n, device=DEVICE), torch.rand(n, device=DEVICE)
+    compiled = axpy_kernel[(triton.cdiv(n, BLOCK),)](2.0, x, y, torch.empty_like(x), n, BLOCK=BLOCK)
+    spirv = memref_to_spirv(compiled.asm["memref"])
+    stores = [line for line in spirv.assembly.splitlines() if "spirv.Store" in line and "vector<16xf32>" in line]
+    marked = [line for line in stores if "Nontemporal" in line]
+    assert len(stores) > 2 and len(marked) == 1 and '"CrossWorkgroup"' in marked[0]
+    if shutil.which("spirv-val") is None:
+        pytest.skip("spirv-val is not installed")
+    path = tmp_path / "axpy.spv"
+    path.write_bytes(spirv.binary)
+    result = subprocess.run(["spirv-val", "--target-env", "opencl1.2", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -32,7 +32,8 @@ stream_forwarding.py and elementwise_vectors.py make:
 The bytes per program count this loop's stores times the trip counts of the constant
 loops around it (a lower bound where a loop around it has run-time bounds).
 CPU targets only (GPUs have their own cache policies); `nontemporal` is a hint that
-the emitter prints as `__builtin_nontemporal_store` (emitter_opencl/vectors.py).
+the emitter prints as `__builtin_nontemporal_store` (emitter_opencl/vectors.py) and
+the SPIR-V stage as the `Nontemporal` memory operand (triton_spirv/spirv/nontemporal.py).
 """
 from __future__ import annotations
 
