@@ -74,7 +74,8 @@ def _write(emitter, op) -> None:
     value = emitter.operand(op.operands[0])
     if buffer.is_global and kind == "f16":
         text = f"vstore_half{width}_rte({value}, 0, {first});"
-    elif buffer.is_global and _nontemporal(op) and \
+    # A streaming store; bounds-checked mode stores through its checking helper instead.
+    elif buffer.is_global and _nontemporal(op) and emitter.bounds is None and \
             (store := f"store_nontemporal_{ct.GLOBAL_ELEM_CTYPE[kind]}{width}") in HELPER_NAMES:
         text = f"{emitter.helpers.need(store)}({value}, {first});"
     else:

@@ -87,8 +87,9 @@ def test_in_place_update_keeps_ordinary_stores():
     assert not streams(compiled)
 
 
-@pytest.mark.parametrize("options", [{"streaming_stores": False}, {"opencl_target": "gpu"}],
-                         ids=["option_off", "gpu_shape"])
+@pytest.mark.parametrize("options", [{"streaming_stores": False}, {"opencl_target": "gpu"},
+                                     {"bounds_check": True}],
+                         ids=["option_off", "gpu_shape", "bounds_checked"])
 def test_kept_ordinary(options):
     n = 70000
     x, y = torch.rand(n, device=DEVICE), torch.rand(n, device=DEVICE)
