@@ -186,12 +186,15 @@ def launch_overhead(quick=False):
     # (JITFunction.run: binding, specialization, cache key, launch metadata).
     launcher_ms = peers.median_call_ms(
         lambda: compiled.run(1, 1, 1, 0, compiled.function, compiled.packed_metadata, None, None, None, x), count)
+    # Triton's dispatch without the launch: JITFunction.run up to the kernel lookup
+    # (binding, specialization, cache key), as `warmup=True` stops there.
+    dispatch_ms = peers.median_call_ms(lambda: kernels.tiny_kernel.run(x, grid=(1,), warmup=True), count)
     torch_ms = peers.median_call_ms(lambda: torch.add(x, 1.0), 1000)
     bare_ms = peers.bare_opencl_launch_ms(count)
     return {"case": "launch overhead (tiny kernel)", "unit": "us", "ours": {"ms": ms, "rate": ms * 1e3},
             "peers": {"torch.add (1 element)": {"ms": torch_ms, "rate": torch_ms * 1e3},
                       "bare pyopencl enqueue+finish": {"ms": bare_ms, "rate": bare_ms * 1e3}},
-            "launcher_only_us": launcher_ms * 1e3}
+            "launcher_only_us": launcher_ms * 1e3, "dispatch_only_us": dispatch_ms * 1e3}
 
 
 def compile_latency(quick=False):

@@ -40,6 +40,7 @@ def _format_row(result: dict) -> str:
             cells.append(f"{peer}: {measured.get('skipped', 'n/a')}")
     if "launcher_only_us" in result:  # launch overhead: our launcher without Triton's dispatch
         cells.append(f"launcher alone (CompiledKernel.run): {result['launcher_only_us']:.1f} us")
+        cells.append(f"Triton's dispatch alone (warmup=True): {result['dispatch_only_us']:.1f} us")
     if "warm_s" in result:  # compile latency: the cold compile is the row, then the warm start
         cells.append(f"warm start (new process, cache hit): {result['warm_s']:.2f} s")
         cells.append(f"new kernel (start-up memos kept): {result['new_kernel_s']:.2f} s")

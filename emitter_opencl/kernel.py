@@ -1,4 +1,5 @@
-"""Print OpenCL C 1.2 from a memref-stage module (see docs/memref-stage.md).
+"""Print OpenCL C 1.2 from a memref-stage module (see docs/memref-stage.md); kernels
+that call work-group collective functions (collectives.py) are OpenCL C 2.0.
 
 The emitter walks the single kernel function once, in program order:
   * scalar SSA values become C locals (constants become literals at their uses);
@@ -23,7 +24,7 @@ from mlir import ir
 # Importing the dialect modules registers their op classes with the bindings.
 from mlir.dialects import arith, func, gpu, math, memref, scf, vector  # noqa: F401
 
-from . import atomics, control_flow, memory, scalars, vectors
+from . import atomics, collectives, control_flow, memory, scalars, vectors
 from . import ctypes_table as ct
 from .bounds import HELPER_NAMES as BOUNDS_HELPER_NAMES, BoundsChecks
 from .control_flow import Target
@@ -52,7 +53,7 @@ class LocalTile:
 
 @dataclass
 class EmittedKernel:
-    source: str                          # complete OpenCL C 1.2 program
+    source: str                          # complete OpenCL C 1.2 program (2.0+: below)
     name: str                            # kernel function name
     arg_types: list[str]                 # C type of each kernel parameter, in order
     local_size: tuple[int, int, int]     # work-group size the kernel is written for
@@ -76,6 +77,9 @@ class EmittedKernel:
     # last parameter (before bounds-checked mode's) is the grid's first dimension, which
     # the launcher passes.
     program_loop: bool = False
+    # Kernels that call work-group collective functions (collectives.py): built with
+    # the OpenCL C version in which the target has them.
+    work_group_collectives: bool = False
 
 
 def emit_opencl(module: ir.Module, bounds_check: bool = False) -> EmittedKernel:
@@ -147,7 +151,7 @@ def _handler_table(*tables: dict[str, Handler]) -> dict[str, Handler]:
 
 
 _HANDLERS = _handler_table(scalars.HANDLERS, control_flow.HANDLERS, vectors.HANDLERS,
-                           memory.HANDLERS, atomics.HANDLERS)
+                           memory.HANDLERS, atomics.HANDLERS, collectives.HANDLERS)
 
 # Results used once are inlined up to this length: longer ones read better named.
 _INLINE_MAX_CHARS = 48
@@ -205,7 +209,11 @@ class KernelEmitter:
         kernel.asserts = self._asserts()
         kernel.flat_memory = self._flat_memory()
         kernel.program_loop = "opencl.program_loop" in self.func.attributes
+        kernel.work_group_collectives = self._uses_collectives()
         return kernel
+
+    def _uses_collectives(self) -> bool:
+        return any(op.operation.name in collectives.HANDLERS for op in walk(self.func.regions[0]))
 
     def _flat_memory(self) -> int:
         """How many flat memory buffers (tt.int_to_ptr) follow the kernel's own parameters."""
@@ -257,7 +265,8 @@ class KernelEmitter:
         helpers = self.helpers.source()
         if self.bounds is not None:
             helpers = "\n\n".join(h for h in (helpers, self.bounds.helpers_source()) if h)
-        header = (f"// Kernel {name}: OpenCL C 1.2 printed from its memref-stage MLIR.\n"
+        version = "2.0 (work-group collective functions)" if self._uses_collectives() else "1.2"
+        header = (f"// Kernel {name}: OpenCL C {version} printed from its memref-stage MLIR.\n"
                   f"// Work-group size {local_size}; {local_bytes} bytes of __local memory.")
         if self._uses_16_bit_floats():
             header += ("\n// f16 / bf16 values are computed in float; global f16 buffers "

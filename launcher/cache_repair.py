@@ -51,6 +51,7 @@ def rebuild_clbin(name, error, files):
         metadata = json.loads(metadata)
         data = pack_clbin(metadata.get("name", name), source, list(metadata["arg_types"]),
                           local_size=tuple(metadata["local_size"]), local_mem_bytes=int(metadata["shared"]),
+                          build_options=tuple(metadata.get("build_options") or ()),
                           bounds=metadata.get("bounds"))
     except (ValueError, KeyError, TypeError) as exc:
         raise ClbinFormatError(f"the compiled kernel '{name}' is corrupted ({error}) and so is its metadata "

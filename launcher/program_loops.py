@@ -35,21 +35,22 @@ class ProgramLoopPlan:
     def __init__(self):
         self.index = None
         self.compute_units = 1
-        self.last_set = None  # (function, programs) the parameter holds now
 
     def bind(self, function, index):
         """The parameter (`long`) is kernel parameter `index` of `function` (a KernelHandle)."""
         self.index = index
         self.compute_units = max(1, int(function.device.device.max_compute_units))
-        self.last_set = None
+        function.programs_set = None
+
+    def set_programs(self, function, programs):
+        """Sets the parameter to `programs` (the grid's first dimension) unless it holds
+        that already. The caller holds the kernel's lock."""
+        if function.programs_set != programs:
+            function.kernel.set_arg(self.index, np.int64(programs))
+            function.programs_set = programs
 
     def global_size(self, function, programs, global_size):
-        """Sets the parameter to `programs` (the grid's first dimension) and returns
-        `global_size` with the groups that run them in dimension 0. The caller holds
-        the kernel's lock."""
-        if self.last_set != (function, programs):
-            function.kernel.set_arg(self.index, np.int64(programs))
-            self.last_set = (function, programs)
+        """`global_size` with the groups that run `programs` programs in dimension 0."""
         groups = groups_for(programs, self.compute_units)
         return (groups * function.local_size[0], *global_size[1:])
 

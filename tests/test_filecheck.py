@@ -6,6 +6,7 @@ import glob
 import os
 
 import pytest
+from mlir import passmanager
 
 from filecheck_helper import check_file, module_pass
 from triton_spirv.hlo import passes as hlo_passes
@@ -16,6 +17,13 @@ from triton_spirv.memref_stage.register_blocking import block_contractions
 from triton_spirv.stages import ttir_to_linalg_text
 from triton_spirv.memref_stage.stream_forwarding import forward_streams
 from triton_spirv.memref_stage.streaming_stores import stream_stores
+from triton_spirv.memref_stage.work_group_sharing import share_work_group
+
+def _share_with_collectives(module) -> None:
+    """128 work-items on a target with work-group collective functions, cleaned up."""
+    share_work_group(module, 128, collectives=True)
+    passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module.operation)
+
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filecheck")
 
@@ -31,6 +39,7 @@ PASSES = {
     "streaming-stores": module_pass(stream_stores),
     "in-place-updates": module_pass(update_in_place),
     "owner-copies": module_pass(copy_by_owners),
+    "work-group-collectives": module_pass(_share_with_collectives),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
 }

@@ -94,6 +94,15 @@ def test_description_matches_device_queries(spec):
         assert tuple(raw.get("CL_DEVICE_IL_VERSION", "").split()) == described.il_versions
         if "CL_DEVICE_SUB_GROUP_SIZES_INTEL" in raw:
             assert described.sub_group_sizes == tuple(int(s) for s in raw["CL_DEVICE_SUB_GROUP_SIZES_INTEL"].split())
+        # work-group collective functions: a feature of OpenCL C 3.0, always there in 2.x
+        features = raw.get("CL_DEVICE_OPENCL_C_FEATURES", "")
+        versions = raw.get("CL_DEVICE_OPENCL_C_ALL_VERSIONS", "")
+        if "__opencl_c_work_group_collective_functions:" in features:
+            assert described.work_group_collectives == "CL3.0"
+        elif re.search(r"OpenCL C:0x8[0-9a-f]{5}\b", versions):
+            assert described.work_group_collectives == "CL2.0"
+        else:
+            assert described.work_group_collectives == ""
     if d.get_info(cl.device_info.MAX_NUM_SUB_GROUPS) == 0:
         assert described.sub_group_sizes == ()
     else:

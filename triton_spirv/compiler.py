@@ -89,6 +89,10 @@ class OpenCLOptions:
     # non-temporal stores when the launch writes enough (memref_stage/
     # streaming_stores.py); False keeps ordinary stores.
     streaming_stores: bool = True
+    # On targets with work-group collective functions (target.py), GPU-shaped sums,
+    # minima and maxima use them (memref_stage/work_group_collectives.py); False keeps
+    # the __local tree (e.g. for a simulator of OpenCL C 1.2 such as Oclgrind).
+    work_group_collectives: bool = True
 
     def hash(self) -> str:
         key = "_".join(f"{k}-{v}" for k, v in sorted(self.__dict__.items()))
@@ -367,7 +371,9 @@ def make_memref(src: str, metadata, options) -> str:
     program_loops = options.program_loops and target.loops_programs
     return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps),
                                  program_loops=program_loops,
-                                 streaming_stores=options.streaming_stores and target.is_cpu)
+                                 streaming_stores=options.streaming_stores and target.is_cpu,
+                                 collectives=options.work_group_collectives
+                                 and bool(target.work_group_collectives))
 
 
 def make_cl(src: str, metadata, options) -> str:
@@ -387,6 +393,10 @@ def make_cl(src: str, metadata, options) -> str:
     metadata["profile_scratch_align"] = 1
     metadata["local_size"] = list(emitted.local_size)
     metadata["arg_types"] = list(emitted.arg_types)
+    if emitted.work_group_collectives:
+        # work_group_reduce_*: the OpenCL C version in which the target has them.
+        metadata["build_options"] = [
+            f"-cl-std={current_target(options.opencl_target).work_group_collectives}"]
     if emitted.asserts:
         # tl.device_assert: the launcher passes the record and names the failed assert.
         metadata["asserts"] = [list(entry) for entry in emitted.asserts]

@@ -32,12 +32,12 @@ def ttir_to_linalg_text(ttir_text: str, versioning_allowed: bool = True,
 
 
 def linalg_to_memref_text(linalg_text: str, work_items: int = 1, program_loops: bool = False,
-                          streaming_stores: bool = False) -> str:
+                          streaming_stores: bool = False, collectives: bool = False) -> str:
     from .memref_stage.pipeline import lower_to_memref
     with new_context():
         module = ir.Module.parse(linalg_text)
         return print_module(lower_to_memref(module, work_items=work_items, program_loops=program_loops,
-                                            streaming_stores=streaming_stores))
+                                            streaming_stores=streaming_stores, collectives=collectives))
 
 
 def memref_to_opencl(memref_text: str, bounds_check: bool = False):
@@ -96,14 +96,16 @@ def opencl_to_clbin(source: str, metadata: dict, spirv: bytes | None = None,
     device = get_device()
     from launcher.resources import check_local_memory
     check_local_memory(metadata["name"], source, metadata["shared"], device)
+    # OpenCL C 2.0+ for kernels that call work-group collective functions
+    options = tuple(metadata.get("build_options") or ())
     if spirv:
         binary = program_binary(build_il(device, spirv, metadata["name"]))
     else:
-        _program, binary = build_program(source, device, name=metadata["name"])
+        _program, binary = build_program(source, device, options, name=metadata["name"])
     return pack_clbin(name=metadata["name"], source=source, binary=binary, device=device,
                       arg_types=metadata["arg_types"], local_size=metadata["local_size"],
-                      local_mem_bytes=metadata["shared"], bounds=metadata.get("bounds"),
-                      spirv=spirv, program=program)
+                      local_mem_bytes=metadata["shared"], build_options=options,
+                      bounds=metadata.get("bounds"), spirv=spirv, program=program)
 
 
 def dump_stage(directory: str, kernel: str, ext: str, content) -> str:

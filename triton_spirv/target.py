@@ -14,6 +14,12 @@ Values: `device` (the default: the device as it is), a device type (`cpu`, `gpu`
 `opencl_target`, and the GPUTarget's arch when the variable is set) and of the HLO
 compile key. The variable is read when a kernel is first compiled in a process.
 
+On devices with OpenCL C's work-group collective functions (`work_group_collectives`,
+the `-cl-std` that provides them), GPU-shaped reductions use them instead of a
+`__local` tree (memref_stage/work_group_collectives.py);
+TRITON_SPIRV_WORK_GROUP_COLLECTIVES=0 keeps the tree (a different description, so a
+different cache key).
+
 Compile-time checks use it: a kernel whose `__local` tiles exceed the target's local
 memory, or whose work-group exceeds its work-group size, fails at compile time
 (`check_kernel_fits`).
@@ -26,6 +32,7 @@ import os
 from dataclasses import asdict, dataclass, replace
 
 TARGET_ENV = "TRITON_SPIRV_TARGET"
+COLLECTIVES_ENV = "TRITON_SPIRV_WORK_GROUP_COLLECTIVES"
 DEVICE = "device"
 DEVICE_TYPES = ("cpu", "gpu", "accelerator")
 
@@ -45,6 +52,9 @@ class TargetDescription:
     vendor: str
     device_name: str
     driver_version: str
+    # The OpenCL C version (`-cl-std` value, "CL2.0" or "CL3.0") in which the device
+    # has the work-group collective functions (work_group_reduce_add, ...); "" without.
+    work_group_collectives: str = ""
 
     @property
     def is_cpu(self) -> bool:
@@ -104,8 +114,18 @@ def resolve_target(spec: str | None = None, device=None) -> TargetDescription:
     chosen = target_spec(spec)
     if chosen in NAMED_TARGETS:
         return NAMED_TARGETS[chosen]
-    description = describe_device(device if device is not None else _device_in_use())
+    description = _without_collectives_if_asked(
+        describe_device(device if device is not None else _device_in_use()))
     return description if chosen == DEVICE else replace(description, name=chosen, device_type=chosen)
+
+
+def _without_collectives_if_asked(description: TargetDescription) -> TargetDescription:
+    """$TRITON_SPIRV_WORK_GROUP_COLLECTIVES=0: the device as if it had no work-group
+    collective functions (reductions keep the `__local` tree; e.g. for a run under a
+    simulator of OpenCL C 1.2, or to compare the two)."""
+    if os.environ.get(COLLECTIVES_ENV, "").strip() == "0":
+        return replace(description, work_group_collectives="")
+    return description
 
 
 def current_target(spec: str | None = None) -> TargetDescription:
@@ -153,7 +173,8 @@ def describe_device(device) -> TargetDescription:
         il_versions=tuple(_optional_info(cl, d, "IL_VERSION", "").split()),
         compute_units=int(d.max_compute_units),
         vendor=d.vendor.strip(), device_name=d.name.strip(),
-        driver_version=d.driver_version.strip())
+        driver_version=d.driver_version.strip(),
+        work_group_collectives=_collectives_std(cl, d))
 
 
 def _device_type(cl, bits: int) -> str:
@@ -174,6 +195,30 @@ def _optional_info(cl, d, name: str, default):
         return d.get_info(param)
     except cl.Error:
         return default
+
+
+# OpenCL C 2.x has the work-group collective functions; in 3.0 they are optional,
+# announced by this feature macro.
+_COLLECTIVES_FEATURE = "__opencl_c_work_group_collective_functions"
+
+
+def _collectives_std(cl, d) -> str:
+    """The `-cl-std` value under which the device compiles work-group collective
+    functions: CL3.0 where it announces the feature, else CL2.0 where it takes OpenCL
+    C 2.0, else "" (OpenCL C 1.x devices such as PoCL 3.1 or Oclgrind)."""
+    features = _optional_info(cl, d, "OPENCL_C_FEATURES", ())
+    if any(feature.name == _COLLECTIVES_FEATURE for feature in features):
+        return "CL3.0"
+    versions = [_major(v.version) for v in _optional_info(cl, d, "OPENCL_C_ALL_VERSIONS", ())]
+    if not versions:    # OpenCL 2.x devices: only CL_DEVICE_OPENCL_C_VERSION
+        words = _optional_info(cl, d, "OPENCL_C_VERSION", "").split()   # "OpenCL C 2.0 ..."
+        versions = [int(words[2].split(".")[0])] if len(words) > 2 and words[2][:1].isdigit() else []
+    return "CL2.0" if 2 in versions else ""
+
+
+def _major(version: int) -> int:
+    """The major number of a packed cl_version (major << 22 | minor << 12 | patch)."""
+    return int(version) >> 22
 
 
 def _preferred_multiple(cl, d) -> int:

@@ -76,9 +76,10 @@ def pipeline_text(passes: tuple[str, ...] = LINALG_TO_MEMREF) -> str:
 
 def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
                     work_items: int = 1, program_loops: bool = False,
-                    streaming_stores: bool = False) -> ir.Module:
+                    streaming_stores: bool = False, collectives: bool = False) -> ir.Module:
     """Lowers `module` in place from Linalg on tensors to the memref stage; with
-    `work_items` > 1 (GPU targets) the work-items of a work-group share each program;
+    `work_items` > 1 (GPU targets) the work-items of a work-group share each program
+    (reducing through work-group collective functions with `collectives`);
     with `program_loops` (CPU targets, one work-item per group) a work-group runs
     consecutive programs of kernels that allow it (program_loops.py); with
     `streaming_stores` (CPU targets, one work-item per group) large launches write
@@ -106,7 +107,7 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
                 rewrite(module)
                 _verify(module, rewrite.__name__)
                 dump_after(rewrite.__name__, module)
-            share_work_group(module, work_items)
+            share_work_group(module, work_items, collectives)
             _verify(module, share_work_group.__name__)
             dump_after(share_work_group.__name__, module)
         _run(module, AFFINE_TO_MEMREF)

@@ -44,6 +44,7 @@ from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
 from .block_ownership import block_offsets
 from .sequential_tiles import share_sequential_tiles
+from .work_group_collectives import has_collective, reduce_collectively
 from .work_group_scans import scans_on_work_group
 from .shared_copies import converting_copy_nests
 
@@ -74,15 +75,17 @@ def work_group_size(target, num_warps: int) -> int:
     return max(multiple, size - size % multiple) if size >= multiple else size
 
 
-def share_work_group(module: ir.Module, work_items: int) -> None:
-    """Distributes, guards and synchronizes every kernel of `module` for `work_items`."""
+def share_work_group(module: ir.Module, work_items: int, collectives: bool = False) -> None:
+    """Distributes, guards and synchronizes every kernel of `module` for `work_items`;
+    with `collectives` (the target has work-group collective functions), reductions
+    that have one use it instead of a tree (work_group_collectives.py)."""
     for func in module.body.operations:
         if func.operation.name != "func.func" or not func.regions[0].blocks:
             continue
-        _share_function(func, work_items)
+        _share_function(func, work_items, collectives)
 
 
-def _share_function(func, work_items: int) -> None:
+def _share_function(func, work_items: int, collectives: bool) -> None:
     entry = func.regions[0].blocks[0]
     with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
         lid = gpu.thread_id(gpu.Dimension.x)
@@ -94,8 +97,11 @@ def _share_function(func, work_items: int) -> None:
         sharing.distribute_nest(nest)
     for nest in _owner_parallel_nests(entry, sharing.distributed):
         sharing.distribute_nest(nest)
-    for loop in _serial_reductions(entry, sharing.distributed):
-        sharing.reduce_as_tree(loop)
+    for match in _serial_reductions(entry, sharing.distributed):
+        if collectives and has_collective(match.combiner):
+            sharing.reduce_with_collective(match)
+        else:
+            sharing.reduce_as_tree(match)
     for rows in scans_on_work_group(entry, lid, work_items, skip=sharing.distributed):
         sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
     sharing.privatize(entry)
@@ -297,6 +303,15 @@ class _Sharing:
 
     # ------------------------------------------------------ tree reductions
 
+    def reduce_with_collective(self, match: "SerialReduction") -> None:
+        """The reduction as one work-group collective (work_group_collectives.py); its
+        accesses as the barrier analysis sees them: every work-item reads the view,
+        work-item 0 updates the accumulator."""
+        made = reduce_collectively(match, self.lid, self.work_items)
+        self.partitioned[op_of(made.fold)] = [Access(_root(match.view), False, ANY)]
+        self._single_section(made.final)
+        self.partitioned[op_of(made.final)] = _plain_accesses(made.final, SINGLE)
+
     def reduce_as_tree(self, match: "SerialReduction") -> None:
         """`for i: acc = acc <op> f(view[i])` becomes: each work-item folds f over its
         elements (i = lb + lid, lb + lid + W, ...) in a register and writes the partial
@@ -319,12 +334,12 @@ class _Sharing:
             fold = scf.IfOp(has_element)
         with loop.location, ir.InsertionPoint(fold.then_block):
             first_iv = arith.addi(lb, arith.muli(self.lid, step))
-            first = self._clone_element(match, first_iv)
+            first = match.clone_element(first_iv)
             stride = arith.muli(step, c(w))
             rest = scf.ForOp(arith.addi(first_iv, stride), ub, stride, [first])
             with ir.InsertionPoint(rest.body):
-                value = self._clone_element(match, rest.induction_variable)
-                combined = self._clone_combiner(match, rest.inner_iter_args[0], value)
+                value = match.clone_element(rest.induction_variable)
+                combined = match.clone_combiner(rest.inner_iter_args[0], value)
                 scf.YieldOp([combined])
             memref.store(rest.results[0], partials, [self.lid])
             scf.YieldOp([])
@@ -343,7 +358,7 @@ class _Sharing:
                 with ir.InsertionPoint(step_if.then_block):
                     mine = memref.load(partials, [self.lid])
                     theirs = memref.load(partials, [partner])
-                    memref.store(self._clone_combiner(match, mine, theirs), partials, [self.lid])
+                    memref.store(match.clone_combiner(mine, theirs), partials, [self.lid])
                     scf.YieldOp([])
                 self.partitioned[op_of(step_if)] = []
                 gpu.barrier()
@@ -353,7 +368,7 @@ class _Sharing:
             with ir.InsertionPoint(final.then_block):
                 total = memref.load(partials, [c(0)])
                 old = memref.load(match.accumulator, [])
-                memref.store(self._clone_combiner(match, old, total), match.accumulator, [])
+                memref.store(match.clone_combiner(old, total), match.accumulator, [])
                 scf.YieldOp([])
         # Only when the loop runs at all: an empty range leaves acc as it is.
         self._single_section(final)
@@ -370,23 +385,6 @@ class _Sharing:
         for op in self.partitioned:
             op_of(op).walk(visit)
         return found
-
-    @staticmethod
-    def _clone_element(match: "SerialReduction", iv) -> ir.Value:
-        """The loop body's value for element `iv`, cloned at the insertion point."""
-        mapping = {match.iv: iv}
-        for op in match.element_ops:
-            clone = op.operation.clone()
-            _remap(clone, mapping)
-            for old, new in zip(op.results, clone.results):
-                mapping[old] = new
-        return mapping.get(match.element, match.element)
-
-    @staticmethod
-    def _clone_combiner(match: "SerialReduction", left, right) -> ir.Value:
-        clone = match.combiner.operation.clone()
-        clone.operands[0], clone.operands[1] = left, right
-        return clone.results[0]
 
     @staticmethod
     def _trip_count(lb, ub, step):
@@ -503,6 +501,21 @@ class SerialReduction:
     element_ops: list
     element: ir.Value
     combiner: object
+
+    def clone_element(self, iv) -> ir.Value:
+        """The loop body's value for element `iv`, cloned at the insertion point."""
+        mapping = {self.iv: iv}
+        for op in self.element_ops:
+            clone = op.operation.clone()
+            _remap(clone, mapping)
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+        return mapping.get(self.element, self.element)
+
+    def clone_combiner(self, left, right) -> ir.Value:
+        clone = self.combiner.operation.clone()
+        clone.operands[0], clone.operands[1] = left, right
+        return clone.results[0]
 
 
 def _serial_reductions(block: ir.Block, distributed: dict) -> list:

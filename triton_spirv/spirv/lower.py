@@ -45,11 +45,13 @@ from .index_width import widen_index
 from .nontemporal import mark_nontemporal, store_flags
 from .tanh import expand_f32_tanh
 
-# What the module may use; spirv-update-vce then declares only what it does use.
+# What the module may use; spirv-update-vce then declares only what it does use
+# (Groups: gpu.all_reduce -> OpGroup* of work-group scope, made only for targets with
+# work-group collective functions, memref_stage/work_group_collectives.py).
 # SPIR-V 1.0 with the OpenCL memory model: every OpenCL 2.1+/3.0 driver that reports
 # an IL version takes it.
 TARGET_ENV = ("#spirv.target_env<#spirv.vce<v1.0, [Kernel, Addresses, Int8, Int16, Int64, "
-              "Float16, Float64, Float16Buffer, Int64Atomics, Vector16, GenericPointer], []>, "
+              "Float16, Float64, Float16Buffer, Int64Atomics, Vector16, GenericPointer, Groups], []>, "
               "api=OpenCL, #spirv.resource_limits<>>")
 GPU_MODULE = "kernels"
 
