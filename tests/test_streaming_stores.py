@@ -88,7 +88,7 @@ def test_in_place_update_keeps_ordinary_stores():
 
 
 @pytest.mark.parametrize("options", [{"streaming_stores": False}, {"opencl_target": "gpu"},
-                                     {"bounds_check": True}],
+                                     {"bounds_check": True, "program": "source"}],
                          ids=["option_off", "gpu_shape", "bounds_checked"])
 def test_kept_ordinary(options):
     n = 70000
