@@ -16,6 +16,7 @@ from triton_spirv.memref_stage.program_loops import loop_programs
 from triton_spirv.memref_stage.register_blocking import block_contractions
 from triton_spirv.stages import ttir_to_linalg_text
 from triton_spirv.memref_stage.stream_forwarding import forward_streams
+from triton_spirv.memref_stage.streaming_stores import stream_stores
 from triton_spirv.memref_stage.work_group_sharing import share_work_group
 
 def _share_with_collectives(module) -> None:
@@ -35,6 +36,7 @@ PASSES = {
     "program-loops": module_pass(loop_programs),
     "register-blocking": module_pass(block_contractions),
     "stream-forwarding": module_pass(forward_streams),
+    "streaming-stores": module_pass(stream_stores),
     "in-place-updates": module_pass(update_in_place),
     "owner-copies": module_pass(copy_by_owners),
     "work-group-collectives": module_pass(_share_with_collectives),

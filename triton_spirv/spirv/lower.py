@@ -15,6 +15,8 @@
                                         is an OpenCL SPIR-V environment (Kernel, Physical64)
     TO_SPIRV                            upstream conversions (memref storage classes, math,
                                         scf -> cf -> spirv, func, gpu/arith/memref/vector)
+    mark_nontemporal (nontemporal.py)   streaming stores' Nontemporal memory operand, which
+                                        upstream's vector.store conversion drops
     build_compare_exchange              the atomics helpers' bodies, spirv dialect builders
     spirv-lower-abi-attrs, -update-vce  entry point, local size, minimal capabilities
     gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
@@ -43,6 +45,7 @@ from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
 from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16, f16_tiles_as_f32
 from .index_width import widen_index
+from .nontemporal import mark_nontemporal, store_flags
 from .tanh import expand_f32_tanh
 
 # What the module may use; spirv-update-vce then declares only what it does use
@@ -162,7 +165,9 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         _run(module, CLEANUP, "clean-up after flattening")
         check_no_bf16(module)
         kernels_in_gpu_module(module, entry_name)
+        flags = store_flags(module)
         _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
+        mark_nontemporal(_spirv_module(module), flags)
         build_compare_exchange(_spirv_module(module))
         _run(module, AFTER_SPIRV, "SPIR-V ABI lowering")
         assembly = str(_spirv_module(module))
