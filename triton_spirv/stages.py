@@ -7,8 +7,12 @@ import os
 
 from mlir import ir
 
+from .dialect_modules import use_light_dialect_modules
+
 
 def new_context() -> ir.Context:
+    # Before any op reaches Python: linalg's module without its OpDSL, an empty one for tt.
+    use_light_dialect_modules()
     ctx = ir.Context()
     # TTIR ops (`tt.*`) are read as unregistered ops in generic form.
     ctx.allow_unregistered_dialects = True

@@ -1,0 +1,52 @@
+"""The Python modules the MLIR bindings load for two dialects of ours, lighter than theirs.
+
+When an op, attribute or type of a dialect first reaches Python (a walk, `value.owner`,
+a parsed attribute), the bindings import the dialect's module, `mlir.dialects.<name>`,
+for its Python classes; a dialect without a module is looked for again every time.
+For two dialects that costs a compile more than it gives:
+
+- linalg: `mlir.dialects.linalg` runs the OpDSL definition of every named op on import,
+  which loads PyYAML and the complex and math dialects' modules (0.15-0.3 s of a cold
+  compile). `linalg.py` here holds the same generated op classes without the OpDSL.
+- tt: TTIR ops (unregistered) have no Python classes. Without `tt.py`, every `tt.*` op
+  that reaches Python retries the failing import of `mlir.dialects.tt`, some 200 times
+  per kernel.
+
+`use_light_dialect_modules()` has the bindings load these two once per process. A dialect
+whose module is loaded already keeps it, and importing `mlir.dialects.linalg` later works
+as before: the op classes the bindings hand out are the same generated classes either way.
+"""
+from __future__ import annotations
+
+import threading
+
+from mlir._mlir_libs import _mlir as _bindings
+
+# Dialect namespaces with a module in this package.
+NAMESPACES = ("linalg", "tt")
+
+_lock = threading.Lock()
+_loaded = False
+
+
+def use_light_dialect_modules() -> None:
+    """Has the bindings take this package's modules for NAMESPACES (once per process)."""
+    global _loaded
+    if _loaded:
+        return
+    registry = _bindings.globals
+    with _lock:
+        if _loaded:
+            return
+        # The bindings look for a dialect's module under these packages, in order, and
+        # remember a namespace once its module is loaded; only this package is searched
+        # while ours are loaded.
+        search = registry.dialect_search_modules
+        registry.dialect_search_modules = [__name__]
+        try:
+            for namespace in NAMESPACES:
+                if not registry._check_dialect_module_loaded(namespace):
+                    raise ImportError(f"no module {__name__}.{namespace} for MLIR dialect '{namespace}'")
+        finally:
+            registry.dialect_search_modules = search
+        _loaded = True
