@@ -207,6 +207,53 @@ def test_bytecode_caches_do_not_change_the_triton_key(tmp_path, cache_dir):
     assert compute.calls == 1
 
 
+def test_the_key_computed_ahead_is_tritons(cache_dir):
+    """The key computed with libtriton hashed in the background is Triton's own."""
+    import triton.runtime.cache as cache
+
+    original = getattr(cache.triton_key, "original", cache.triton_key)
+    libtriton = triton_key_cache.BackgroundDigest(triton_key_cache.libtriton_path(cache.__file__))
+    assert triton_key_cache.computed_triton_key(cache.__file__, cache.__version__, libtriton.result()) == original()
+
+
+def test_the_key_is_computed_ahead_only_when_not_remembered(tmp_path, cache_dir, monkeypatch):
+    cache_file = fake_triton_tree(tmp_path / "triton")
+    started = []
+    digest_class = triton_key_cache.BackgroundDigest
+    monkeypatch.setattr(triton_key_cache, "BackgroundDigest", lambda path: started.append(path) or digest_class(path))
+    compute = Counting(triton_key_cache.covered_files(cache_file))
+    key = triton_key_cache.remembering_triton_key(compute, cache_file, "3.9.0", ahead=True)
+    assert started == [triton_key_cache.libtriton_path(cache_file)] and compute.calls == 0
+    libtriton = triton_key_cache.file_sha256(started[0])
+    assert libtriton == hashlib.sha256(b"library").hexdigest()
+    value = key()
+    assert value == triton_key_cache.computed_triton_key(cache_file, "3.9.0", libtriton) and libtriton in value
+    # A new process finds it remembered: nothing is hashed, ahead or later.
+    again = triton_key_cache.remembering_triton_key(compute, cache_file, "3.9.0", ahead=True)
+    assert again() == value and len(started) == 1 and compute.calls == 0
+    write(tmp_path / "triton" / "language" / "core.py", "edited")
+    changed = triton_key_cache.remembering_triton_key(compute, cache_file, "3.9.0", ahead=True)()
+    assert len(started) == 2 and changed != value
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_digest_started_before_a_fork_is_computed_in_the_child(tmp_path):
+    path = write(tmp_path / "big.bin", "x" * (8 << 20))
+    digest = triton_key_cache.BackgroundDigest(path)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the thread did not come along
+        try:
+            os.write(write_end, digest.result().encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        from_child = pipe.read()
+    os.waitpid(pid, 0)
+    assert from_child == digest.result() == hashlib.sha256(b"x" * (8 << 20)).hexdigest()
+
+
 def test_triton_uses_the_remembered_key_everywhere_and_it_is_exact():
     import triton.runtime.autotuner as autotuner
     import triton.runtime.cache as cache
