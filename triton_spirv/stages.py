@@ -11,7 +11,7 @@ from .dialect_modules import use_light_dialect_modules
 
 
 def new_context() -> ir.Context:
-    # Before any op reaches Python: linalg's module without its OpDSL, an empty one for tt.
+    # Before any op reaches Python: empty modules for linalg and tt (dialect_modules).
     use_light_dialect_modules()
     ctx = ir.Context()
     # TTIR ops (`tt.*`) are read as unregistered ops in generic form.

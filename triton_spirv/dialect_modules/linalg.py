@@ -1,3 +1,3 @@
-"""The linalg dialect's generated op classes and enums: `mlir.dialects.linalg` without
-its OpDSL (see __init__.py). Importing them registers them with the bindings."""
-from mlir.dialects import _linalg_enum_gen, _linalg_ops_gen  # noqa: F401
+"""The linalg dialect's module for the bindings: empty (see __init__.py). Its op classes
+are those of `mlir.dialects._linalg_ops_gen`, which the converter imports to build them
+(ttir_to_linalg/linalg_ops.py); the bindings hand them out from then on."""
