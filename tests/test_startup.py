@@ -411,16 +411,17 @@ _COMPILE_AND_REPORT = textwrap.dedent("""
             looked_for[name] += 1
 
     sys.meta_path.insert(0, Recorder())
-    from triton_spirv.stages import linalg_to_memref_text, memref_to_opencl, ttir_to_linalg_text
-    source = memref_to_opencl(linalg_to_memref_text(ttir_to_linalg_text(open(sys.argv[1]).read()))).source
-    print(json.dumps({"source": source, "modules": sorted(sys.modules), "looked_for": looked_for}))
+    from triton_spirv.stages import linalg_to_memref_text, memref_to_opencl, memref_to_spirv, ttir_to_linalg_text
+    memref = linalg_to_memref_text(ttir_to_linalg_text(open(sys.argv[1]).read()))
+    source, spirv = memref_to_opencl(memref).source, memref_to_spirv(memref).binary.hex()
+    print(json.dumps({"source": source, "spirv": spirv, "modules": sorted(sys.modules), "looked_for": looked_for}))
 """)
 
 
-def test_a_compile_imports_no_opdsl_and_looks_for_no_tt_module(tmp_path):
+def test_a_compile_imports_neither_opdsl_nor_spirv_classes_and_looks_for_no_tt_module(tmp_path):
     import ttir_kernels
 
-    from triton_spirv.stages import linalg_to_memref_text, memref_to_opencl, ttir_to_linalg_text
+    from triton_spirv.stages import linalg_to_memref_text, memref_to_opencl, memref_to_spirv, ttir_to_linalg_text
 
     ttir = ttir_kernels.ttir("matmul", True).text
     (tmp_path / "matmul.ttir").write_text(ttir)
@@ -431,10 +432,12 @@ def test_a_compile_imports_no_opdsl_and_looks_for_no_tt_module(tmp_path):
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     # The same kernel as this process compiles, whatever it imported before.
-    assert report["source"] == memref_to_opencl(linalg_to_memref_text(ttir_to_linalg_text(ttir))).source
+    memref = linalg_to_memref_text(ttir_to_linalg_text(ttir))
+    assert report["source"] == memref_to_opencl(memref).source
+    assert bytes.fromhex(report["spirv"]) == memref_to_spirv(memref).binary
     modules = set(report["modules"])
     assert "mlir.dialects._linalg_ops_gen" in modules  # the converter built linalg ops
-    assert not {"mlir.dialects.linalg", "yaml", "mlir.dialects.complex"} & modules
+    assert not {"mlir.dialects.linalg", "yaml", "mlir.dialects.complex", "mlir.dialects.spirv"} & modules
     assert "tt.load" in ttir and report["looked_for"].get("mlir.dialects.tt", 0) == 0
 
 
