@@ -7,8 +7,12 @@ import os
 
 from mlir import ir
 
+from .dialect_modules import use_light_dialect_modules
+
 
 def new_context() -> ir.Context:
+    # Before any op reaches Python: empty modules for linalg and tt (dialect_modules).
+    use_light_dialect_modules()
     ctx = ir.Context()
     # TTIR ops (`tt.*`) are read as unregistered ops in generic form.
     ctx.allow_unregistered_dialects = True
