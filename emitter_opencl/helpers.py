@@ -78,6 +78,15 @@ static inline uint word_lane_shift(uintptr_t address, uint bytes) {
 #endif
 }"""
 
+# memref.prefetch (prefetch.py): clang's builtin where the compiler targets the CPU
+# itself (PoCL); nothing where it compiles to SPIR first (Intel's runtime, Oclgrind).
+_FIXED["prefetch_line"] = """\
+static inline void prefetch_line(const __global void* p) {
+#if defined(__clang__) && !defined(__SPIR__)
+  __builtin_prefetch(p);
+#endif
+}"""
+
 # Extension pragmas that 64-bit atomics need (atomics.py), printed with the helpers.
 _FIXED["pragma_int64_atomics"] = (
     "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
@@ -148,12 +157,30 @@ static inline {T} tanh_{T}({T} x) {{
   return tanh(x);
 }}"""
 
+# vector.store {nontemporal}: a streaming store, written without reading the line
+# first and not kept in cache (memref_stage/streaming_stores.py). x86's non-temporal
+# moves need the vector's own alignment; other addresses get an ordinary store, and so
+# do compilers without clang's builtin.
+_NONTEMPORAL_STORE = """\
+static inline void store_nontemporal_{T}{N}({T}{N} v, __global {T}* p) {{
+#if defined(__clang__)
+  if (((ulong)p & (sizeof({T}{N}) - 1)) == 0) {{
+    __builtin_nontemporal_store(v, (__global {T}{N}*)p);
+    return;
+  }}
+#endif
+  vstore{N}(v, 0, p);
+}}"""
+_NONTEMPORAL_TYPES = ("float", "double", "char", "short", "int", "long")
+_NONTEMPORAL_WIDTHS = ("2", "4", "8", "16")   # not 3: a float3 is 16 bytes in memory
+
 _UNSIGNED_OF = {"float": "uint", "double": "ulong"}
 
 # Names a source variable must not take: every helper, vector widths included.
 HELPER_NAMES = tuple(_FIXED) + tuple(LIBDEVICE_HELPERS) + tuple(
     f"{kind}_{t}{width}" for kind in ("maximum", "minimum", "tanh") for t in ("float", "double")
-    for width in ("", "2", "3", "4", "8", "16"))
+    for width in ("", "2", "3", "4", "8", "16")) + tuple(
+    f"store_nontemporal_{t}{width}" for t in _NONTEMPORAL_TYPES for width in _NONTEMPORAL_WIDTHS)
 
 
 def helper_source(name: str) -> str:
@@ -166,6 +193,9 @@ def helper_source(name: str) -> str:
     if tanh:
         template = _TANH_FLOAT if tanh.group(1) == "float" else _TANH_DOUBLE
         return template.format(T=tanh.group(1) + tanh.group(2), I="int" + tanh.group(2))
+    store = re.fullmatch(r"store_nontemporal_([a-z]+)(\d+)", name)
+    if store and store.group(1) in _NONTEMPORAL_TYPES and store.group(2) in _NONTEMPORAL_WIDTHS:
+        return _NONTEMPORAL_STORE.format(T=store.group(1), N=store.group(2))
     match = re.fullmatch(r"(maximum|minimum)_(float|double)(\d*)", name)
     if not match:
         raise KeyError(name)

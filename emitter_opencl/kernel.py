@@ -24,7 +24,7 @@ from mlir import ir
 # Importing the dialect modules registers their op classes with the bindings.
 from mlir.dialects import arith, func, gpu, math, memref, scf, vector  # noqa: F401
 
-from . import atomics, collectives, control_flow, memory, scalars, vectors
+from . import atomics, collectives, control_flow, memory, prefetch, scalars, vectors
 from . import ctypes_table as ct
 from .bounds import HELPER_NAMES as BOUNDS_HELPER_NAMES, BoundsChecks
 from .control_flow import Target
@@ -151,7 +151,8 @@ def _handler_table(*tables: dict[str, Handler]) -> dict[str, Handler]:
 
 
 _HANDLERS = _handler_table(scalars.HANDLERS, control_flow.HANDLERS, vectors.HANDLERS,
-                           memory.HANDLERS, atomics.HANDLERS, collectives.HANDLERS)
+                           memory.HANDLERS, prefetch.HANDLERS, atomics.HANDLERS,
+                           collectives.HANDLERS)
 
 # Results used once are inlined up to this length: longer ones read better named.
 _INLINE_MAX_CHARS = 48

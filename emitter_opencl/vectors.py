@@ -11,6 +11,7 @@ from mlir import ir
 
 from . import ctypes_table as ct
 from .errors import error_at
+from .helpers import HELPER_NAMES
 from .ir_utils import operand_segments
 from .memory import pointer, value_role
 from .names import is_identifier
@@ -73,12 +74,21 @@ def _write(emitter, op) -> None:
     value = emitter.operand(op.operands[0])
     if buffer.is_global and kind == "f16":
         text = f"vstore_half{width}_rte({value}, 0, {first});"
+    # A streaming store; bounds-checked mode stores through its checking helper instead.
+    elif buffer.is_global and _nontemporal(op) and emitter.bounds is None and \
+            (store := f"store_nontemporal_{ct.GLOBAL_ELEM_CTYPE[kind]}{width}") in HELPER_NAMES:
+        text = f"{emitter.helpers.need(store)}({value}, {first});"
     else:
         text = f"vstore{width}({value}, 0, {first});"
     if emitter.bounds is not None:
         text = emitter.bounds.vector_store(buffer, emitter.vector_index, width, first,
                                            value, text)
     emitter.stmt(op, text)
+
+
+def _nontemporal(op) -> bool:
+    """vector.store's streaming hint (memref_stage/streaming_stores.py)."""
+    return "nontemporal" in op.attributes and ir.BoolAttr(op.attributes["nontemporal"]).value
 
 
 def _lane(op, position_operands: Sequence[ir.Value]) -> str:

@@ -39,13 +39,27 @@ def remembered(name, identity, paths, compute):
     except OSError:  # a file went away while listing: nothing to trust
         return compute()
     record = _record_path(name, identity)
-    stored = _read_record(record) if record else None
-    if stored is not None and stored.get("fingerprint") == before["digest"]:
-        return stored["value"]
+    stored = _stored_value(record, before)
+    if stored is not None:
+        return stored
     value = compute()
     if record and not _changed_recently(before) and _unchanged_since(before, identity, paths):
         _write_record(record, {"format": RECORD_FORMAT, "fingerprint": before["digest"], "value": value})
     return value
+
+
+def stored(name, identity, paths):
+    """The value remembered() would return now without computing, or None."""
+    try:
+        return _stored_value(_record_path(name, identity), fingerprint(identity, paths))
+    except OSError:
+        return None
+
+
+def _stored_value(record, before):
+    """The record's value when its fingerprint is `before`'s, else None."""
+    stored = _read_record(record) if record else None
+    return stored["value"] if stored is not None and stored["fingerprint"] == before["digest"] else None
 
 
 def fingerprint(identity, paths):

@@ -18,6 +18,7 @@ from triton_spirv.memref_stage.shared_copies import converting_copy_loops
 from triton_spirv.memref_stage.work_group_sharing import share_work_group
 from triton_spirv.stages import ttir_to_linalg_text
 from triton_spirv.memref_stage.stream_forwarding import forward_streams
+from triton_spirv.memref_stage.streaming_stores import stream_stores
 
 
 def _converting_copies(module: ir.Module) -> None:
@@ -46,6 +47,7 @@ PASSES = {
     "program-loops": module_pass(loop_programs),
     "register-blocking": module_pass(block_contractions),
     "stream-forwarding": module_pass(forward_streams),
+    "streaming-stores": module_pass(stream_stores),
     "in-place-updates": module_pass(update_in_place),
     "owner-copies": module_pass(copy_by_owners),
     "converting-copies": module_pass(_converting_copies),

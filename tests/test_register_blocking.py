@@ -1,6 +1,8 @@
 """Register blocking of contraction nests (triton_spirv/memref_stage/register_blocking.py): which
 affine nests it rewrites, which it must leave alone, and that rewritten kernels still
 compute what torch computes."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -170,13 +172,35 @@ def test_operand_tiles_copied_whole_or_in_part_match_torch(dtype):
     """Blocks of 32x32x16 over 40x48x40: inside programs copy whole operand tiles (the
     version with constant extents, full_tile_copies.py), edge programs and the last k
     step the masked parts; both in one launch."""
-    M, N, K = 40, 48, 40
+    cl = _matmul_32x32x16_matches_torch(40, 48, 40, dtype)
+    assert "if (is_full)" in cl
+
+
+def _matmul_32x32x16_matches_torch(M, N, K, dtype) -> str:
+    """Runs test_lang_dot_shapes' matmul kernel in 32x32x16 blocks on the 2x2 grid of
+    programs, checks its result against torch in double; returns its OpenCL C."""
     torch.manual_seed(0)
     a, b = torch.randn(M, K).to(dtype), torch.randn(K, N).to(dtype)
     c = torch.empty(M, N)
     compiled = matmul_kernel[(2, 2)](a, b, c, M, N, K, *a.stride(), *b.stride(), *c.stride(),
                                      BM=32, BN=32, BK=16, PRECISION="ieee", ACC_INT=False,
                                      opencl_target="cpu")
-    assert "if (is_full)" in compiled.asm["cl"]
     expected = a.double() @ b.double()
     np.testing.assert_allclose(c.double().numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+    return compiled.asm["cl"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_next_k_blocks_prefetched_during_the_row_blocks(dtype):
+    """The blocks of the next k step are prefetched, a share of their rows in each row
+    block of the contraction (next_block_prefetch.py), one call per 64-byte line of a
+    row; the hint changes no result, the last k step's partial blocks included."""
+    cl = _matmul_32x32x16_matches_torch(64, 64, 72, dtype)
+    assert "static inline void prefetch_line(const __global void* p)" in cl
+    assert cl.count("prefetch_line(a_ptr + ") == 1 and cl.count("prefetch_line(b_ptr + ") == 1
+    # 32 rows: five row blocks of six (and one of two) prefetch 7 rows of A and 4 of B each
+    assert "prefetch_from = row_block * 4;" in cl and "prefetch_from_1 = row_block * 7;" in cl
+    # B's rows of 32 elements: two lines of f32 (a loop over them), one line of f16
+    two_lines = r"for \(long (\w+) = 0; \1 < 32; \1 \+= 16\) \{\s*prefetch_line\(b_ptr"
+    one_line = r"prefetch_line\(b_ptr \+ \(\w+ \+ \w+ \* \w+\)\);"
+    assert re.search(two_lines if dtype == torch.float32 else one_line, cl)

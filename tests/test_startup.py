@@ -1,14 +1,18 @@
 """Tests of what a warm start reuses from disk: Triton's key, the backend's source hash
-(launcher/file_memo.py, launcher/triton_key_cache.py) and the device probe's binary.
+(launcher/file_memo.py, launcher/triton_key_cache.py) and the device probe's binary;
+and of what a compile imports (triton_spirv/dialect_modules, ttir_to_linalg/linalg_ops.py).
 
 Each must give exactly what computing it afresh gives, and be computed again as soon as
 anything it covers changes. Nothing here is timed.
 """
 
 import hashlib
+import json
 import os
+import subprocess
 import sys
 import sysconfig
+import textwrap
 import types
 
 import pytest
@@ -203,6 +207,53 @@ def test_bytecode_caches_do_not_change_the_triton_key(tmp_path, cache_dir):
     assert compute.calls == 1
 
 
+def test_the_key_computed_ahead_is_tritons(cache_dir):
+    """The key computed with libtriton hashed in the background is Triton's own."""
+    import triton.runtime.cache as cache
+
+    original = getattr(cache.triton_key, "original", cache.triton_key)
+    libtriton = triton_key_cache.BackgroundDigest(triton_key_cache.libtriton_path(cache.__file__))
+    assert triton_key_cache.computed_triton_key(cache.__file__, cache.__version__, libtriton.result()) == original()
+
+
+def test_the_key_is_computed_ahead_only_when_not_remembered(tmp_path, cache_dir, monkeypatch):
+    cache_file = fake_triton_tree(tmp_path / "triton")
+    started = []
+    digest_class = triton_key_cache.BackgroundDigest
+    monkeypatch.setattr(triton_key_cache, "BackgroundDigest", lambda path: started.append(path) or digest_class(path))
+    compute = Counting(triton_key_cache.covered_files(cache_file))
+    key = triton_key_cache.remembering_triton_key(compute, cache_file, "3.9.0", ahead=True)
+    assert started == [triton_key_cache.libtriton_path(cache_file)] and compute.calls == 0
+    libtriton = triton_key_cache.file_sha256(started[0])
+    assert libtriton == hashlib.sha256(b"library").hexdigest()
+    value = key()
+    assert value == triton_key_cache.computed_triton_key(cache_file, "3.9.0", libtriton) and libtriton in value
+    # A new process finds it remembered: nothing is hashed, ahead or later.
+    again = triton_key_cache.remembering_triton_key(compute, cache_file, "3.9.0", ahead=True)
+    assert again() == value and len(started) == 1 and compute.calls == 0
+    write(tmp_path / "triton" / "language" / "core.py", "edited")
+    changed = triton_key_cache.remembering_triton_key(compute, cache_file, "3.9.0", ahead=True)()
+    assert len(started) == 2 and changed != value
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_digest_started_before_a_fork_is_computed_in_the_child(tmp_path):
+    path = write(tmp_path / "big.bin", "x" * (8 << 20))
+    digest = triton_key_cache.BackgroundDigest(path)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the thread did not come along
+        try:
+            os.write(write_end, digest.result().encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        from_child = pipe.read()
+    os.waitpid(pid, 0)
+    assert from_child == digest.result() == hashlib.sha256(b"x" * (8 << 20)).hexdigest()
+
+
 def test_triton_uses_the_remembered_key_everywhere_and_it_is_exact():
     import triton.runtime.autotuner as autotuner
     import triton.runtime.cache as cache
@@ -300,3 +351,129 @@ def test_probe_binary_is_reused_and_a_bad_one_is_replaced(cache_dir):
         f.write(b"not a program binary")
     assert probe() == (dev.zero_copy, ["binary", "source"])
     assert probe() == (dev.zero_copy, ["binary"])
+
+
+# ----------------------------------------------------------------------------
+# What a compile imports
+# ----------------------------------------------------------------------------
+
+def _build_linalg(linalg, case):
+    """A module holding one op of `case`, built by `linalg` (upstream's module or ours),
+    in generic form (the op's body included), and the kind of value the builder gave."""
+    from mlir import ir
+    from mlir.dialects import arith, memref, tensor
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        f16, f32 = ir.F16Type.get(), ir.F32Type.get()
+        with ir.InsertionPoint(module.body):
+            if case in ("fill", "fill_memref"):
+                value = arith.ConstantOp(f32, 1.5).result
+                init = (memref.AllocOp(ir.MemRefType.get([4, 8], f32), [], []).result if case == "fill_memref"
+                        else tensor.EmptyOp([4, 8], f32).result)
+                result = linalg.fill(value, outs=[init])
+            elif case == "transpose":
+                source = tensor.EmptyOp([4, 8], f32).result
+                result = linalg.transpose(source, outs=[tensor.EmptyOp([8, 4], f32).result], permutation=[1, 0])
+            else:  # a contraction, f16 operands widened into an f32 accumulator for "contract_f16"
+                batch = [4] if case == "batch_contract" else []
+                operand = f16 if case == "contract_f16" else f32
+                a = tensor.EmptyOp(batch + [16, 8], operand).result
+                b = tensor.EmptyOp(batch + [8, 32], operand).result
+                acc = tensor.EmptyOp(batch + [16, 32], f32).result
+                dims = [ir.AffineDimExpr.get(d) for d in range(len(batch) + 3)]
+                lead, (m, k, n) = dims[:len(batch)], dims[len(batch):]
+                maps = [ir.AffineMap.get(len(dims), 0, lead + list(d)) for d in ((m, k), (k, n), (m, n))]
+                result = linalg.contract(a, b, outs=[acc], indexing_maps=maps)
+        module.operation.verify()
+        kind = type(result).__name__ if not isinstance(result, ir.OpView) else result.operation.name
+        return module.operation.get_asm(print_generic_op_form=True), kind
+
+
+@pytest.mark.parametrize("case", ["fill", "fill_memref", "transpose", "contract", "contract_f16", "batch_contract"])
+def test_linalg_ops_build_what_upstream_builds(case):
+    from mlir.dialects import linalg as upstream
+
+    from triton_spirv.ttir_to_linalg import linalg_ops
+
+    ours = _build_linalg(linalg_ops, case)
+    assert "linalg." in ours[0] and ours == _build_linalg(upstream, case)
+
+
+# Runs the stages of a kernel in a new process and reports which modules it imported,
+# and how often a module was looked for.
+_COMPILE_AND_REPORT = textwrap.dedent("""
+    import collections, json, sys
+    looked_for = collections.Counter()
+
+    class Recorder:
+        def find_spec(self, name, path=None, target=None):
+            looked_for[name] += 1
+
+    sys.meta_path.insert(0, Recorder())
+    from triton_spirv.stages import linalg_to_memref_text, memref_to_opencl, memref_to_spirv, ttir_to_linalg_text
+    memref = linalg_to_memref_text(ttir_to_linalg_text(open(sys.argv[1]).read()))
+    source, spirv = memref_to_opencl(memref).source, memref_to_spirv(memref).binary.hex()
+    print(json.dumps({"source": source, "spirv": spirv, "modules": sorted(sys.modules), "looked_for": looked_for}))
+""")
+
+
+def test_a_compile_imports_neither_opdsl_nor_spirv_classes_and_looks_for_no_tt_module(tmp_path):
+    import ttir_kernels
+
+    from triton_spirv.stages import linalg_to_memref_text, memref_to_opencl, memref_to_spirv, ttir_to_linalg_text
+
+    ttir = ttir_kernels.ttir("matmul", True).text
+    (tmp_path / "matmul.ttir").write_text(ttir)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = subprocess.run([sys.executable, "-c", _COMPILE_AND_REPORT, str(tmp_path / "matmul.ttir")],
+                         capture_output=True, text=True, cwd=root, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=root))
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    # The same kernel as this process compiles, whatever it imported before.
+    memref = linalg_to_memref_text(ttir_to_linalg_text(ttir))
+    assert report["source"] == memref_to_opencl(memref).source
+    assert bytes.fromhex(report["spirv"]) == memref_to_spirv(memref).binary
+    modules = set(report["modules"])
+    assert "mlir.dialects._linalg_ops_gen" in modules  # the converter built linalg ops
+    assert not {"mlir.dialects.linalg", "yaml", "mlir.dialects.complex", "mlir.dialects.spirv"} & modules
+    assert "tt.load" in ttir and report["looked_for"].get("mlir.dialects.tt", 0) == 0
+
+
+_LINALG_AFTER_LIGHT_MODULES = textwrap.dedent("""
+    import json
+    from mlir import ir
+    from mlir._mlir_libs import _mlir
+    from triton_spirv.dialect_modules import use_light_dialect_modules
+    search = list(_mlir.globals.dialect_search_modules)
+    use_light_dialect_modules()
+    text = ('func.func @f(%x: f32, %t: tensor<4xf32>) -> tensor<4xf32> {'
+            '  %0 = linalg.fill ins(%x : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>'
+            '  return %0 : tensor<4xf32> }')
+
+    def first_op(module):
+        return module.body.operations[0].regions[0].blocks[0].operations[0]
+    with ir.Context():
+        modules = [ir.Module.parse(text)]
+        classes = [type(first_op(modules[0])).__qualname__]
+        from triton_spirv.ttir_to_linalg import linalg_ops  # the converter's import
+        modules.append(ir.Module.parse(text))
+        from mlir.dialects import linalg  # upstream's module, imported after
+        modules.append(ir.Module.parse(text))
+        walked = [first_op(module) for module in modules]
+    print(json.dumps({"search": [search, list(_mlir.globals.dialect_search_modules)],
+                      "classes": classes + [type(op).__qualname__ for op in walked],
+                      "upstream": all(type(op) is linalg.FillOp for op in walked)}))
+""")
+
+
+def test_light_dialect_modules_give_upstreams_classes_once_imported_and_restore_the_search():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = subprocess.run([sys.executable, "-c", _LINALG_AFTER_LIGHT_MODULES], capture_output=True,
+                         text=True, cwd=root, timeout=120, env=dict(os.environ, PYTHONPATH=root))
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["search"][0] == report["search"][1] == ["mlir.dialects"]
+    # Before any module registered linalg's classes, a plain OpView; then upstream's class.
+    assert report["classes"] == ["OpView", "FillOp", "FillOp", "FillOp"] and report["upstream"]

@@ -85,6 +85,10 @@ class OpenCLOptions:
     # consecutive programs of the grid's first dimension where the kernel allows it
     # (memref_stage/program_loops.py); False keeps one program per work-group.
     program_loops: bool = True
+    # On CPU targets, loops that stream a result the kernel never reads store it with
+    # non-temporal stores when the launch writes enough (memref_stage/
+    # streaming_stores.py); False keeps ordinary stores.
+    streaming_stores: bool = True
     # On targets with work-group collective functions (target.py), GPU-shaped sums,
     # minima and maxima use them (memref_stage/work_group_collectives.py); False keeps
     # the __local tree (e.g. for a simulator of OpenCL C 1.2 such as Oclgrind).
@@ -367,6 +371,7 @@ def make_memref(src: str, metadata, options) -> str:
     program_loops = options.program_loops and target.loops_programs
     return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps),
                                  program_loops=program_loops,
+                                 streaming_stores=options.streaming_stores and target.is_cpu,
                                  collectives=options.work_group_collectives
                                  and bool(target.work_group_collectives))
 

@@ -7,8 +7,12 @@ import os
 
 from mlir import ir
 
+from .dialect_modules import use_light_dialect_modules
+
 
 def new_context() -> ir.Context:
+    # Before any op reaches Python: empty modules for linalg and tt (dialect_modules).
+    use_light_dialect_modules()
     ctx = ir.Context()
     # TTIR ops (`tt.*`) are read as unregistered ops in generic form.
     ctx.allow_unregistered_dialects = True
@@ -32,12 +36,12 @@ def ttir_to_linalg_text(ttir_text: str, versioning_allowed: bool = True,
 
 
 def linalg_to_memref_text(linalg_text: str, work_items: int = 1, program_loops: bool = False,
-                          collectives: bool = False) -> str:
+                          streaming_stores: bool = False, collectives: bool = False) -> str:
     from .memref_stage.pipeline import lower_to_memref
     with new_context():
         module = ir.Module.parse(linalg_text)
         return print_module(lower_to_memref(module, work_items=work_items, program_loops=program_loops,
-                                            collectives=collectives))
+                                            streaming_stores=streaming_stores, collectives=collectives))
 
 
 def memref_to_opencl(memref_text: str, bounds_check: bool = False):

@@ -38,17 +38,16 @@ from mlir.dialects import arith, memref, scf
 from .affine_nests import named, owner
 
 
-def version_tile_copies(tile: ir.Value) -> int:
+def version_tile_copies(tile: ir.Value) -> list:
     """Versions every copy into a sub-block of `tile` (a static `memref.alloc`) on
-    whether it fills the whole tile; returns how many copies."""
+    whether it fills the whole tile; returns the copies of whole blocks it made."""
     copies = [copy for view in _views_of(tile) for copy in _copies_into(view)]
-    versioned = 0
+    whole_copies = []
     for copy in copies:
         whole = _whole_block(copy.operands[0], copy.operands[1], tile)
         if whole is not None:
-            _version(copy, tile, *whole)
-            versioned += 1
-    return versioned
+            whole_copies.append(_version(copy, tile, *whole))
+    return whole_copies
 
 
 def _views_of(tile: ir.Value) -> list:
@@ -94,8 +93,9 @@ def _whole_block(source: ir.Value, target: ir.Value, tile: ir.Value):
     return block, src_static, src_dynamic
 
 
-def _version(copy, tile: ir.Value, block: ir.Value, static: list, extents: list) -> None:
-    """`if (every extent is the tile's) copy block -> tile; else the copy as it was`."""
+def _version(copy, tile: ir.Value, block: ir.Value, static: list, extents: list):
+    """`if (every extent is the tile's) copy block -> tile; else the copy as it was`;
+    returns the copy of the whole block."""
     shape = ir.MemRefType(tile.type).shape
     loc = named("is_full", copy.location)
     with ir.InsertionPoint(copy), loc:
@@ -109,8 +109,9 @@ def _version(copy, tile: ir.Value, block: ir.Value, static: list, extents: list)
             full = whole if full is None else arith.andi(full, whole)
         branch = scf.IfOp(full, [], has_else=True)
     with ir.InsertionPoint(branch.then_block), copy.location:
-        memref.copy(block, tile)
+        whole_copy = memref.copy(block, tile)
         scf.yield_([])
     with ir.InsertionPoint(branch.else_block), copy.location:
         done = scf.yield_([])
     copy.move_before(done)
+    return whole_copy

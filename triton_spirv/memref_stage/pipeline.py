@@ -22,6 +22,7 @@ from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_pe
 from .owner_copies import copy_by_owners
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
+from .streaming_stores import stream_stores
 from .work_group_sharing import share_work_group
 
 # Order matters:
@@ -75,12 +76,14 @@ def pipeline_text(passes: tuple[str, ...] = LINALG_TO_MEMREF) -> str:
 
 def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
                     work_items: int = 1, program_loops: bool = False,
-                    collectives: bool = False) -> ir.Module:
+                    streaming_stores: bool = False, collectives: bool = False) -> ir.Module:
     """Lowers `module` in place from Linalg on tensors to the memref stage; with
     `work_items` > 1 (GPU targets) the work-items of a work-group share each program
     (reducing through work-group collective functions with `collectives`);
     with `program_loops` (CPU targets, one work-item per group) a work-group runs
-    consecutive programs of kernels that allow it (program_loops.py)."""
+    consecutive programs of kernels that allow it (program_loops.py); with
+    `streaming_stores` (CPU targets, one work-item per group) large launches write
+    results they never read with non-temporal stores (streaming_stores.py)."""
     with module.context:
         _run(module, LINALG_TO_AFFINE)
         if work_items > 1:
@@ -108,6 +111,11 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
             _verify(module, share_work_group.__name__)
             dump_after(share_work_group.__name__, module)
         _run(module, AFFINE_TO_MEMREF)
+        if streaming_stores and work_items == 1:
+            # On scf loops: lower-affine's vector.store has no nontemporal flag to keep.
+            stream_stores(module)
+            _verify(module, stream_stores.__name__)
+            dump_after(stream_stores.__name__, module)
         share_branch_tiles(module)
         _verify(module, share_branch_tiles.__name__)
         dump_after(share_branch_tiles.__name__, module)

@@ -46,6 +46,7 @@ from mlir.dialects import affine, math, vector
 from .affine_nests import (body_ops, constant_extent, induction_var, is_alloc, named,
                            root_buffer)
 from .full_tile_copies import version_tile_copies
+from .next_block_prefetch import RowBlocks, prefetch_next_blocks
 
 # Vector widths tried for the column loop, widest first; narrower tiles fall back to
 # the next width that divides them.
@@ -78,14 +79,18 @@ class Nest:
 
 def block_contractions(module: ir.Module) -> int:
     """Rewrites every matching contraction nest in `module` into blocks of CPU_ROWS
-    rows (and one block of the rest), and versions the copies that fill its operand
-    tiles on filling them whole (full_tile_copies.py); returns how many nests."""
+    rows (and one block of the rest), versions the copies that fill its operand
+    tiles on filling them whole (full_tile_copies.py) and spreads prefetches of the
+    blocks the next k iteration copies over the first loop of row blocks
+    (next_block_prefetch.py); returns how many nests."""
     nests = _matched_nests(module)
-    tiles = list(dict.fromkeys(tile for nest in nests for tile in operand_tiles(nest)))
-    for nest in nests:
-        rewrite_nest(nest, exact_rows=False)
-    for tile in tiles:
-        version_tile_copies(tile)
+    nest_tiles = [operand_tiles(nest) for nest in nests]
+    first_row_blocks = [rewrite_nest(nest, exact_rows=False)[0] for nest in nests]
+    whole_copies = {tile: version_tile_copies(tile)
+                    for tile in dict.fromkeys(tile for tiles in nest_tiles for tile in tiles)}
+    for tiles, row_blocks in zip(nest_tiles, first_row_blocks):
+        for tile in tiles:
+            prefetch_next_blocks(whole_copies[tile], row_blocks)
     return len(nests)
 
 
@@ -260,13 +265,16 @@ def row_blocks(extent: int, exact_rows: bool) -> list[tuple[int, int, int]]:
     return blocks
 
 
-def rewrite_nest(nest: Nest, exact_rows: bool = False) -> None:
+def rewrite_nest(nest: Nest, exact_rows: bool = False) -> list[RowBlocks]:
+    """Replaces the nest by its loops of row blocks, which it returns."""
     columns_extent = constant_extent(nest.columns)
     width = _pick(columns_extent, WIDTHS)
     loc = nest.rows.location
+    loops = []
     for first, end, rows in row_blocks(constant_extent(nest.rows), exact_rows):
         with named("row", loc), ir.InsertionPoint(nest.rows):
             outer = affine.AffineForOp(first, end, rows)
+        loops.append(RowBlocks(outer, first, end, rows))
         with named("col", loc), ir.InsertionPoint(outer.body):
             inner = affine.AffineForOp(0, columns_extent, width)
             with loc, ir.InsertionPoint(inner.body):
@@ -275,6 +283,7 @@ def rewrite_nest(nest: Nest, exact_rows: bool = False) -> None:
                 affine.AffineYieldOp([])
             affine.AffineYieldOp([])
     nest.rows.operation.erase()
+    return loops
 
 
 def _row_ivs(row0: ir.Value, rows: int, loc: ir.Location) -> list[ir.Value]:

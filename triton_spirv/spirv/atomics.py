@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from mlir import ir
-from mlir.dialects import arith, func, memref, scf, spirv
+from mlir.dialects import arith, func, memref, scf
 
 from .flatten import WORKGROUP, error_at
 
@@ -139,6 +139,10 @@ def build_compare_exchange(spirv_module) -> None:
 
 
 def _compare_exchange_body(fn) -> None:
+    # Here, not at the top: the dialect's classes cost a start-up 0.07-0.15 s, and only
+    # kernels with such atomics build spirv ops in Python (dialect_modules).
+    from mlir.dialects import spirv
+
     block = fn.regions[0].blocks[0]
     for inner in reversed(list(block.operations)):
         inner.erase()

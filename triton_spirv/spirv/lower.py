@@ -15,9 +15,14 @@
                                         is an OpenCL SPIR-V environment (Kernel, Physical64)
     TO_SPIRV                            upstream conversions (memref storage classes, math,
                                         scf -> cf -> spirv, func, gpu/arith/memref/vector)
+    mark_nontemporal (nontemporal.py)   streaming stores' Nontemporal memory operand, which
+                                        upstream's vector.store conversion drops
     build_compare_exchange              the atomics helpers' bodies, spirv dialect builders
     spirv-lower-abi-attrs, -update-vce  entry point, local size, minimal capabilities
     gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
+
+`memref.prefetch` (a hint, next_block_prefetch.py) is dropped first: upstream has no
+SPIR-V pattern for it, and OpenCL.std's prefetch made Intel's runtime no faster.
 
 Kernels that call a function without a body (calls.py: libdevice functions the
 OpenCL C emitter prints as builtins or helpers) are an error before any of this.
@@ -40,6 +45,7 @@ from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
 from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16, f16_tiles_as_f32
 from .index_width import widen_index
+from .nontemporal import mark_nontemporal, store_flags
 from .tanh import expand_f32_tanh
 
 # What the module may use; spirv-update-vce then declares only what it does use
@@ -144,6 +150,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
     `entry_name` when given)."""
     with module.context:
         check_no_external_calls(module)
+        drop_prefetches(module)
         flatten_buffers(module)
         for func in _funcs(module):
             fp8_values_as_f32(func)
@@ -158,7 +165,9 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         _run(module, CLEANUP, "clean-up after flattening")
         check_no_bf16(module)
         kernels_in_gpu_module(module, entry_name)
+        flags = store_flags(module)
         _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
+        mark_nontemporal(_spirv_module(module), flags)
         build_compare_exchange(_spirv_module(module))
         _run(module, AFTER_SPIRV, "SPIR-V ABI lowering")
         assembly = str(_spirv_module(module))
@@ -166,6 +175,20 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         _run(module, ("gpu-module-to-binary{format=bin}",), "SPIR-V serialization")
         binary = _binary(module)
     return SpirvModule(name, binary, assembly)
+
+
+def drop_prefetches(module: ir.Module) -> None:
+    """Erases every `memref.prefetch`; the views only they used go in the clean-up."""
+    prefetches = []
+
+    def collect(op):
+        if op.name == "memref.prefetch":
+            prefetches.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect)
+    for op in prefetches:
+        op.erase()
 
 
 def _spirv_module(module: ir.Module):

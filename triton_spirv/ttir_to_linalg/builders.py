@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
+from . import linalg_ops as linalg
 from .values import Scalar
 
 # ---------------------------------------------------------------------------------------

@@ -22,11 +22,13 @@ from __future__ import annotations
 from typing import Callable, Dict, Optional
 
 from mlir import ir
-from mlir.dialects import arith, func, gpu, linalg, scf, tensor
+from mlir.dialects import arith, func, gpu, scf, tensor
 
+from ..dialect_modules import use_light_dialect_modules
 from ..memref_stage.affine_nests import named
 from . import analysis
 from . import builders as b
+from . import linalg_ops as linalg
 from . import memory
 from . import reductions
 from . import elementwise
@@ -716,6 +718,7 @@ def convert_ttir(ttir_module: ir.Module, versioning_allowed: bool = True,
     The result lives in the same MLIR context and passes the verifier. Functions of
     `ttir_module` with several blocks are restructured in place first (control_flow.py).
     """
+    use_light_dialect_modules()  # the converter walks linalg and tt ops (dialect_modules)
     with ttir_module.context, ir.Location.unknown():
         try:
             lift_control_flow(ttir_module)

@@ -123,7 +123,7 @@ def _when_partial(starts, sizes, shape, build):
 
 
 def _fill(buffer: ir.Value, scalar: ir.Value):
-    from mlir.dialects import linalg
+    from . import linalg_ops as linalg
     linalg.fill(scalar, outs=[buffer])
 
 

@@ -13,9 +13,10 @@ by linalg's own cast semantics.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import tensor
 
 from . import builders as b
+from . import linalg_ops as linalg
 from .values import Value
 
 

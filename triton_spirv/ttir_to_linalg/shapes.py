@@ -21,9 +21,10 @@ loads/stores through the result take the always-correct gather/scatter path.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
 
 from . import builders as b
+from . import linalg_ops as linalg
 from . import choices
 from .values import AffineIndex, Box, Pointer, PointerChoice, PointerTensor, Value
 
