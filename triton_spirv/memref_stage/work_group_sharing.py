@@ -223,10 +223,11 @@ class _Sharing:
         `base = k * W * chunk + lid * chunk`, under `if (base < total)` unless
         W * chunk divides the total: a trip count a GPU compiler knows, so it unrolls
         the rounds and the array's indices are constants (registers, not scratch
-        memory). Other loops
-        keep `for base = lid * chunk; base < total; base += W * chunk`: on PoCL 3.1
-        (GPU shape) rounds from 0 in the fp16 / fp8 attention kernels (tutorial 06)
-        gave wrong tiles, while Intel's runtime computed them right."""
+        memory). Other loops keep `for base = lid * chunk; base < total;
+        base += W * chunk`: with every loop counted from 0, PoCL 3.1 (GPU shape)
+        computed the fp16 and fp8 attention kernels (tutorial 06) wrong -- the same C
+        loop but for its counter, one at a time -- while Intel's runtime computed
+        them right."""
         for loop, rounds in list(self.rounds.items()):
             if self.iterations[loop][0] is not None and _indexes_private_array(loop):
                 self._count_rounds(loop, rounds)
