@@ -227,9 +227,12 @@ class _Sharing:
         base += W * chunk`: with every loop counted from 0, PoCL 3.1 (GPU shape)
         computed the fp16 and fp8 attention kernels (tutorial 06) wrong -- the same C
         loop but for its counter, one at a time -- while Intel's runtime computed
-        them right."""
+        them right. A loop of one round keeps its strided form too: PoCL 3.1 hung on
+        a tensor-descriptor copy kernel whose one-round loops became `if (lid < n)`
+        sections between barriers (tests/test_runtime.py, host descriptors)."""
         for loop, rounds in list(self.rounds.items()):
-            if self.iterations[loop][0] is not None and _indexes_private_array(loop):
+            total = self.iterations[loop][0]
+            if total is not None and total > rounds.per_round and _indexes_private_array(loop):
                 self._count_rounds(loop, rounds)
 
     def _count_rounds(self, loop, rounds: "_Rounds") -> None:
