@@ -165,6 +165,16 @@ def body_ops(loop) -> list:
     return list(loop.regions[0].blocks[0].operations)[:-1]
 
 
+def static_trip_count(lower: ir.Value, upper: ir.Value, step: ir.Value) -> int | None:
+    """Iterations of a loop `lower to upper step step` when all three are constants
+    (and the step positive), else None."""
+    bounds = [constant_index(v) for v in (lower, upper, step)]
+    if None in bounds or bounds[2] <= 0:
+        return None
+    low, high, stride = bounds
+    return max(0, -(-(high - low) // stride))
+
+
 def induction_var(loop) -> ir.Value:
     return loop.regions[0].blocks[0].arguments[0]
 

@@ -49,7 +49,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, scf
 
 from .affine_nests import (constant_index, named, nested_ops, op_of, root_buffer,
-                           users_through_views)
+                           static_trip_count, users_through_views)
 
 # 16 MiB: half this machine's L3; at 2^22 fp32 elements written (16 MiB) streaming
 # stores won on both runtimes, at 2^20 (4 MiB) they lost a third on Intel's.
@@ -127,10 +127,7 @@ def _written_only(buffer: ir.Value) -> bool:
 
 
 def _trip_count(loop) -> int | None:
-    lower, upper, step = (constant_index(v) for v in list(loop.operands)[:3])
-    if None in (lower, upper, step) or step <= 0:
-        return None
-    return max(0, (upper - lower + step - 1) // step)
+    return static_trip_count(*list(loop.operands)[:3])
 
 
 def _bytes_per_program(loop, stores: int) -> int:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
-from .affine_nests import VIEW_OPS, matched_loops, nested_allocs, op_of, owner
+from .affine_nests import VIEW_OPS, matched_loops, nested_allocs, op_of, owner, static_trip_count
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
@@ -455,11 +455,9 @@ class _Sharing:
 
     @staticmethod
     def _trip_count(lb, ub, step):
-        index = ir.IndexType.get()
-        values = [_constant_index(v) for v in (lb, ub, step)]
-        if None not in values:
-            low, high, stride = values
-            return arith.constant(index, max(0, -(-(high - low) // stride)))
+        count = static_trip_count(lb, ub, step)
+        if count is not None:
+            return arith.constant(ir.IndexType.get(), count)
         return arith.ceildivsi(arith.subi(ub, lb), step)
 
     # ------------------------------------------------------ single sections
