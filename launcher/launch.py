@@ -425,23 +425,10 @@ class OpenCLLauncher:
         if sizes is None:
             sizes = self._plan_work_sizes(function, (gridX, gridY, gridZ))
         with function.lock:  # the kernel's arguments, and the buffer cache
-            buffer_args = self._aliasing_buffer_args(self._buffers, args)
-            scalar_args = self._scalar_args(args) if self._scalar_slots else ()
-            if (buffer_args, scalar_args) != function.args_set or self._has_float_scalars:
-                self._set_args(function.kernel, buffer_args, scalar_args)
-                function.args_set = (buffer_args, scalar_args)
-            if launch_enter_hook is not None and getattr(launch_enter_hook, "calls", True):  # _has_hooks
-                launch_enter_hook(launch_metadata)
-            if sizes:
-                if self._program_loop is not None and function.programs_set != gridX:
-                    self._program_loop.set_programs(function, gridX)
-                # Waiting for the kernel's event rather than the whole queue (clFinish)
-                # is quicker on Intel's runtime. The kernel wrote straight into host
-                # memory (the device probe checked that it does), so its results are
-                # complete once it has finished.
-                self._enqueue(queue, function.kernel, *sizes).wait()
-            if launch_exit_hook is not None and getattr(launch_exit_hook, "calls", True):
-                launch_exit_hook(launch_metadata)
+            if sizes and self._program_loop is not None and function.programs_set != gridX:
+                self._program_loop.set_programs(function, gridX)
+            self._launch_zero_copy(function, queue, sizes, args, launch_metadata,
+                                   launch_enter_hook, launch_exit_hook)
 
     def _plan_work_sizes(self, function, grid):
         """(global size, local size) to enqueue `grid` (int dimensions) with, as few
@@ -481,7 +468,8 @@ class OpenCLLauncher:
             if self._asserts is not None:
                 self._asserts.begin(function, queue, self._assert_index, checks)
             if function.device.zero_copy:
-                self._launch_zero_copy(function, queue, global_size, args, launch_metadata,
+                sizes = () if global_size is None else (global_size, function.local_size)
+                self._launch_zero_copy(function, queue, sizes, args, launch_metadata,
                                        launch_enter_hook, launch_exit_hook)
             else:
                 self._launch_copying(function, queue, global_size, args, launch_metadata,
@@ -493,9 +481,10 @@ class OpenCLLauncher:
             if failed is not None:
                 raise failed
 
-    def _launch_zero_copy(self, function, queue, global_size, args, launch_metadata, enter_hook, exit_hook):
-        """Sets the arguments, runs the kernel on the host memory itself and waits (as
-        a plain launch in __call__ does; the caller holds the lock).
+    def _launch_zero_copy(self, function, queue, sizes, args, launch_metadata, enter_hook, exit_hook):
+        """Sets the arguments, runs the kernel on the host memory itself and waits;
+        `sizes` is (global size, local size) to enqueue, () for an empty grid. The
+        caller holds the lock.
 
         Arguments equal to those last set on the kernel are not set again: a kernel
         keeps its arguments, and the same tensors map to the same cached buffers (the
@@ -511,9 +500,12 @@ class OpenCLLauncher:
             function.args_set = settled
         if _has_hooks(enter_hook):
             enter_hook(launch_metadata)
-        if global_size is not None:
-            self._enqueue(queue, kernel, global_size, function.local_size)
-            queue.finish()
+        if sizes:
+            # Waiting for the kernel's event rather than the whole queue (clFinish) is
+            # quicker on Intel's runtime. The kernel wrote straight into host memory
+            # (the device probe checked that it does), so its results are complete
+            # once it has finished.
+            self._enqueue(queue, kernel, *sizes).wait()
         if _has_hooks(exit_hook):
             exit_hook(launch_metadata)
 
