@@ -529,7 +529,12 @@ def dynamic_thread_map(threads, blocks, vector, dims, total) -> DynamicThreadMap
 def linear_index_of(results: list[Expr], dims) -> Expr | None:
     """L when `results` is `delinearize(L, dims)` (the loop emitter's maps), else None:
     the emitters emit such results as one delinearization of L, which the flatten pass
-    folds against the linearization of the flat output buffer."""
+    folds against the linearization of the flat output buffer.
+
+    Rank 0: `()` is the delinearization of the single element, whose linear index is 0
+    (delinearize(0, ()) == []), whatever the map's dimensions and symbols are."""
+    if len(dims) == 0:
+        return Const(0) if not results else None
     if not results:
         return None
     first, last = results[0], results[-1]

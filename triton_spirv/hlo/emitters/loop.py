@@ -57,6 +57,12 @@ def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str =
     grid are the ranges of th_x and bl_x, the vector loop the range of vector_index,
     the element written the map's linear index, the guard the map's constraint."""
     outputs = outputs if outputs is not None else builder.outputs
+    groups = _same_size_groups(outputs)
+    if len(groups) > 1:
+        for n, group in enumerate(groups):
+            emit_loop(builder, group, value_fn, "_".join(filter(None, [suffix, f"out{n}"])),
+                      description)
+        return
     size = check_same_size(outputs, builder.name)
     first_shape = leaf_shape(*outputs[0])
     if size is None:     # dynamic shapes
@@ -72,9 +78,10 @@ def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str =
     builder.report.maps.append(str(index_map))
     value_fn = value_fn or builder.root_values
     linear_index = thread_linear_index(index_map, first_shape.dims)
-    if coefficient(linear_index, 0) != 1:
-        raise ValueError(f"{index_map}: a vector's elements are not consecutive")
     vector = symbol_extent(index_map, 0)
+    # (a vector of one element is consecutive whatever the map: rank 0's linear index 0)
+    if vector > 1 and coefficient(linear_index, 0) != 1:
+        raise ValueError(f"{index_map}: a vector's elements are not consecutive")
     with builder.kernel(suffix, work_group_size(index_map)) as k:
         ids = [k.thread_id, k.block_id]
         base = emit_expr(without_symbols(linear_index, 2), ids)     # the vector's first element
@@ -110,6 +117,19 @@ def emit_loop(builder: FusionBuilder, outputs=None, value_fn=None, suffix: str =
         for s, r in zip(slots, results):
             final[s] = r
         k.finish(final, grid(index_map, blocks), description or "loop")
+
+
+def _same_size_groups(outputs) -> list[list]:
+    """Outputs grouped by their (static) number of elements, in order of first
+    appearance: one kernel per group, since a kernel walks one range of elements
+    (a multi-output fusion such as (f32[], f32[40]) writes its rank-0 leaf in a
+    kernel of one element). Dynamic shapes stay one group (check_same_size)."""
+    if not all(leaf_shape(r, k).is_static for r, k in outputs):
+        return [outputs]
+    groups: dict[int, list] = {}
+    for root, leaf in outputs:
+        groups.setdefault(leaf_shape(root, leaf).size, []).append((root, leaf))
+    return list(groups.values())
 
 
 def _vector_loop(vector, carried, body, exact):

@@ -81,12 +81,7 @@ def emit_scatter(builder: FusionBuilder, root) -> None:
                             iidx.insert(ivd, const_index(kk))
                         v = builder.root_values(indices, iidx, k.tensors)[0]
                         start[od] = to_index(v, indices.shape.element)
-                    ok = None
-                    for d in range(operand.shape.rank):
-                        hi = operand.shape.dims[d] - full_window[d]
-                        c = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, start[d], const_index(0)),
-                                       arith.cmpi(arith.CmpIPredicate.sle, start[d], const_index(hi)))
-                        ok = c if ok is None else arith.andi(ok, c)
+                    ok = _window_fits(start, operand.shape.dims, full_window)
                     op_idx = list(start)
                     for d, wi in zip(window_operand_dims, widx):
                         op_idx[d] = arith.addi(start[d], wi)
@@ -112,3 +107,14 @@ def emit_scatter(builder: FusionBuilder, root) -> None:
                 scf.yield_([carried])
             scf.yield_([wop.results[0]])
         k.finish([outer.results[0]], blocks, "scatter updates")
+
+
+def _window_fits(start, operand_dims, window) -> ir.Value:
+    """i1: the window at `start` lies inside the operand (always, for a rank-0 operand:
+    its one window is the whole operand)."""
+    fits = None
+    for d, (size, extent) in enumerate(zip(operand_dims, window)):
+        c = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, start[d], const_index(0)),
+                       arith.cmpi(arith.CmpIPredicate.sle, start[d], const_index(size - extent)))
+        fits = c if fits is None else arith.andi(fits, c)
+    return fits if fits is not None else arith.constant(ir.IntegerType.get_signless(1), 1)
