@@ -25,7 +25,12 @@ host): 9% less time with fp32 inputs and 6% with fp16 on PoCL, 15% and 9% on Int
 runtime from SPIR-V.
 
 Only copies whose both sides are sub-blocks from the origin of blocks of the tile's
-shape, with unit strides and the same extents, are versioned; anything else is left.
+shape, with unit strides and the same extents, are versioned; anything else is left. The
+condition tests the extent of every dimension: a constant one must be the tile's (a
+constant mask bound that cuts a dimension, `k < 16` in a 32-wide block, means the block
+is never whole, and such a copy is left as it is), and each run-time one is compared
+with the tile's. The whole copy moves every row and column of the block, so a dimension
+left out of the test would read past the mask, and past the end of the buffer.
 Kernels of one work-item per group only (register_blocking.py calls it for them): in
 larger groups the copy is a work-group async copy after a barrier, and PoCL miscompiles
 barriers inside branches (docs/memref-stage.md).
@@ -78,33 +83,45 @@ def _origin_sub_block(view: ir.Value):
 
 
 def _whole_block(source: ir.Value, target: ir.Value, tile: ir.Value):
-    """(block, static sizes, run-time extents) when the copy `source` -> `target` moves
-    the same run-time extents of `block` and of `tile` (whose shape it has), else None."""
+    """(block, extents per dimension) when the copy `source` -> `target` moves the same
+    extents of `block` and of `tile` (whose shape it has), at least one of them known
+    only at run time and every constant one the tile's, else None."""
     src, dst = _origin_sub_block(source), _origin_sub_block(target)
     if src is None or dst is None or dst[0] != tile:
         return None
     block, src_static, src_dynamic = src
     _, dst_static, dst_dynamic = dst
-    same_shape = ir.MemRefType(block.type).shape == ir.MemRefType(tile.type).shape
+    shape = ir.MemRefType(tile.type).shape
+    same_shape = ir.MemRefType(block.type).shape == shape
     if not same_shape or src_static != dst_static or src_dynamic != dst_dynamic:
         return None
     if not src_dynamic:
         return None  # constant extents: nothing to version
-    return block, src_static, src_dynamic
+    extents = _extents_by_dimension(src_static, src_dynamic)
+    if any(isinstance(extent, int) and extent != dim for extent, dim in zip(extents, shape)):
+        return None  # a dimension the mask always cuts: never the whole block
+    return block, extents
 
 
-def _version(copy, tile: ir.Value, block: ir.Value, static: list, extents: list):
+def _extents_by_dimension(static: list, dynamic: list) -> list:
+    """The subview's size in each dimension: its constant (int) or its run-time Value."""
+    values = iter(dynamic)
+    return [next(values) if size == ir.ShapedType.get_dynamic_size() else size
+            for size in static]
+
+
+def _version(copy, tile: ir.Value, block: ir.Value, extents: list):
     """`if (every extent is the tile's) copy block -> tile; else the copy as it was`;
-    returns the copy of the whole block."""
+    returns the copy of the whole block. Constant extents are the tile's
+    (`_whole_block`); each run-time one is tested."""
     shape = ir.MemRefType(tile.type).shape
     loc = named("is_full", copy.location)
     with ir.InsertionPoint(copy), loc:
         full = None
-        dynamic = iter(extents)
-        for size, dim in zip(static, shape):
-            if size != ir.ShapedType.get_dynamic_size():
+        for extent, dim in zip(extents, shape):
+            if isinstance(extent, int):
                 continue
-            whole = arith.cmpi(arith.CmpIPredicate.eq, next(dynamic),
+            whole = arith.cmpi(arith.CmpIPredicate.eq, extent,
                                arith.constant(ir.IndexType.get(), dim))
             full = whole if full is None else arith.andi(full, whole)
         branch = scf.IfOp(full, [], has_else=True)
