@@ -15,7 +15,8 @@ then becomes a bundle (one folder per family):
     kit.json      per buffer: how to regenerate its input (inputs.py) and its SHA-256,
                   the SHA-256 of its output on the recording device, what checks it
                   (the family's numpy reference, or unchanged); the family's sizes
-    bufN.in/.out  only buffers that are neither generated nor larger than STORE_LIMIT
+    bufN.in       only buffers that are neither generated nor larger than STORE_LIMIT
+    bufN.out      results of at most STORE_LIMIT bytes, as the recording device computed them
 
 so that a GPU-sized family costs kilobytes. Before a bundle is written, the recorded
 outputs are checked against references.py with the family's tolerance: a kernel
@@ -324,7 +325,7 @@ def bundle(name, recorded, target, specs, inputs, shape, expected):
         entry["check"] = "reference" if role in expected else ("unchanged" if role else "recording")
         if entry["check"] == "unchanged" and after != before:
             raise BundleError(f"{name}: input '{role}' changed during the launch")
-        if len(after) <= STORE_LIMIT:
+        if entry["check"] != "unchanged" and len(after) <= STORE_LIMIT:
             _write(target, f"buf{number}.out", after)
             entry["out_stored"] = True
         buffers[str(number)] = entry
