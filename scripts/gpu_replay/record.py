@@ -294,8 +294,6 @@ def record_family(name, size_name, out_dir):
 
 def bundle(name, recorded, target, specs, inputs, shape, expected):
     """Writes the bundle of one recording (see the module docstring); -> its kit.json."""
-    from inputs import digest
-
     with open(os.path.join(recorded, "launch.json")) as f:
         meta = json.load(f)
     by_digest = {digest(array): role for role, array in inputs.items()}
