@@ -154,8 +154,9 @@ def replay(folder, cl, context, queue, budget_s=1.0, max_launches=200):
     queue.finish()
     problems, worst, recording = check_buffers(folder, meta, kit, results, arrays)
     result.update(ok=not problems, problems=problems, max_error=worst, recording=recording)
-    result.update(time_kernel(cl, queue, kernel, global_size, local_size, first, budget_s, max_launches))
-    result["gbytes_per_s"] = result["bytes"] / (result["us"] * 1e3) if result["us"] else None
+    if budget_s > 0:     # 0: one launch only (e.g. under a simulator)
+        result.update(time_kernel(cl, queue, kernel, global_size, local_size, first, budget_s, max_launches))
+        result["gbytes_per_s"] = result["bytes"] / (result["us"] * 1e3) if result["us"] else None
     return result
 
 
@@ -224,7 +225,7 @@ def run(folders, budget_s=1.0, with_torch=True, log=print):
             result = replay(folder, cl, context, queue, budget_s)
         except Exception as exc:     # report and go on with the next kernel
             result = {"family": os.path.basename(folder), "ok": False, "problems": [f"{type(exc).__name__}: {exc}"]}
-        if torch_timer is not None and "us" in result:
+        if torch_timer is not None and "us" in result:     # a kernel that ran, and timed
             result.update(torch_timer(folder, budget_s))
             if result.get("torch_us"):
                 result["ratio"] = result["us"] / result["torch_us"]
@@ -260,7 +261,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bundles", nargs="?", default=os.path.join(ROOT, ".gpu_replay"))
     parser.add_argument("--families", default="", help="comma-separated (default: every bundle)")
-    parser.add_argument("--budget-s", type=float, default=1.0, help="timed launches per kernel, in seconds")
+    parser.add_argument("--budget-s", type=float, default=1.0, help="timed launches per kernel, in seconds (0: no timing)")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--json", default=None, help="also write the report here (default: $OUT/gpu_replay.json)")
     args = parser.parse_args(argv)
