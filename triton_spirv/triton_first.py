@@ -15,7 +15,8 @@ import importlib.abc
 import importlib.util
 import sys
 
-BACKEND_MODULES = ("triton_spirv.compiler", "triton_spirv.driver")
+BACKEND_MODULES = ("triton_spirv.compiler", "triton_spirv.driver",
+                   "triton_spirv.inductor.compiler", "triton_spirv.inductor.driver")
 
 
 class TritonFirst(importlib.abc.MetaPathFinder, importlib.abc.Loader):
