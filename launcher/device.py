@@ -130,13 +130,20 @@ def device_arch(platform, device):
     OpenCL implementation and version (which decide the OpenCL C compiler) and the
     device, and nothing that changes between runs.
     """
+    name, version = device_runtime(platform, device)
+    return f"{name}-{version}:{_slug(device.name)}"[:96]
+
+
+def device_runtime(platform, device):
+    """The OpenCL implementation and its version, e.g. ("pocl", "3.1") or ("intel",
+    "2023.16.7.0.21_160000"): what device quirks are known by (triton_spirv/target.py).
+    PoCL names itself in the platform version only (its CPU device's vendor is the
+    CPU's); other implementations by the platform name's first word and the driver."""
     pocl = re.search(r"PoCL\s+([0-9]+(?:\.[0-9]+)*)", platform.version)
     if pocl:
-        runtime = f"pocl-{pocl.group(1)}"
-    else:  # e.g. "intel-2023.16.7.0.21_160000"
-        vendor = (platform.name.split() or ["opencl"])[0]
-        runtime = f"{_slug(vendor)}-{_slug(device.driver_version)}"
-    return f"{runtime}:{_slug(device.name)}"[:96]
+        return "pocl", pocl.group(1)
+    vendor = (platform.name.split() or ["opencl"])[0]
+    return _slug(vendor), _slug(device.driver_version)
 
 
 # ----------------------------------------------------------------------------

@@ -352,16 +352,14 @@ def make_ttir(mod, metadata, options):
 def make_linalg(src, metadata, options) -> str:
     from .stages import ttir_to_linalg_text
     from .memref_stage.work_group_sharing import work_group_size
-    # No kernel versioning on GPU shapes (work-groups of several work-items): with
-    # barriers inside the versions' (uniform) scf.if branches, PoCL's work-group compiler
-    # miscompiles the tutorial-03 matmul (wrong results), while Intel's runtime and
-    # Oclgrind run the same OpenCL C correctly. As for stream forwarding (memref_stage/pipeline.py),
-    # the GPU shape keeps the single gather path, which is correct everywhere.
+    # Kernel versioning puts barriers inside the versions' (uniform) branches in kernels
+    # of several work-items, which the quirk versioned_work_groups forbids (target.py).
     # Reductions in vector lanes suit one work-item; work-items reduce as a tree.
-    work_items = work_group_size(current_target(options.opencl_target), options.num_warps)
-    one_work_item = work_items == 1
-    return ttir_to_linalg_text(str(src), versioning_allowed=one_work_item,
-                               lane_reductions=one_work_item)
+    target = current_target(options.opencl_target)
+    one_work_item = work_group_size(target, options.num_warps) == 1
+    return ttir_to_linalg_text(
+        str(src), versioning_allowed=one_work_item or not target.has_quirk("versioned_work_groups"),
+        lane_reductions=one_work_item)
 
 
 def make_memref(src: str, metadata, options) -> str:
@@ -373,7 +371,8 @@ def make_memref(src: str, metadata, options) -> str:
                                  program_loops=program_loops,
                                  streaming_stores=options.streaming_stores and target.is_cpu,
                                  collectives=options.work_group_collectives
-                                 and bool(target.work_group_collectives))
+                                 and bool(target.work_group_collectives),
+                                 quirks=target.quirks)
 
 
 def make_cl(src: str, metadata, options) -> str:
