@@ -102,3 +102,18 @@ def test_the_plain_form_has_no_doubled_barriers():
         linalg, work_items=128, quirks=("barrier_in_uniform_branch",))).source
     assert re.search(BARRIER, plain) and not DOUBLED_BARRIER.search(plain)
     assert DOUBLED_BARRIER.search(quirky)
+
+
+# ---------------------------------------------------------------------------------------
+# The default device: PoCL's first, whatever order the loader lists platforms in
+
+
+def test_default_order_puts_pocl_first():
+    from types import SimpleNamespace
+
+    from launcher.device import _default_order
+    intel = SimpleNamespace(name="Intel(R) OpenCL", version="OpenCL 3.0 LINUX")
+    pocl = SimpleNamespace(name="Portable Computing Language", version="OpenCL 3.0 PoCL 3.1+debian")
+    cpu = SimpleNamespace(name="cpu", driver_version="1.0")
+    found = [(0, 0, intel, cpu), (1, 0, pocl, cpu), (1, 1, pocl, cpu), (2, 0, intel, cpu)]
+    assert [c[:2] for c in _default_order(found)] == [(1, 0), (1, 1), (0, 0), (2, 0)]

@@ -352,14 +352,15 @@ def make_ttir(mod, metadata, options):
 def make_linalg(src, metadata, options) -> str:
     from .stages import ttir_to_linalg_text
     from .memref_stage.work_group_sharing import work_group_size
-    # Kernel versioning puts barriers inside the versions' (uniform) branches in kernels
-    # of several work-items, which the quirk versioned_work_groups forbids (target.py).
-    # Reductions in vector lanes suit one work-item; work-items reduce as a tree.
-    target = current_target(options.opencl_target)
-    one_work_item = work_group_size(target, options.num_warps) == 1
-    return ttir_to_linalg_text(
-        str(src), versioning_allowed=one_work_item or not target.has_quirk("versioned_work_groups"),
-        lane_reductions=one_work_item)
+    # No kernel versioning on GPU shapes (work-groups of several work-items): the two
+    # versions' tiles are not shared there (tutorial 03's 128x64x64 config needs 98560
+    # bytes of __local memory versioned, over a 64 KiB GPU's), and the versions' barriers
+    # sit inside uniform branches, which one runtime miscompiled (tutorial 03; the quirk
+    # barrier_in_uniform_branch, target.py, is the class). The GPU shape keeps the single
+    # gather path. Reductions in vector lanes suit one work-item; work-items reduce as a tree.
+    one_work_item = work_group_size(current_target(options.opencl_target), options.num_warps) == 1
+    return ttir_to_linalg_text(str(src), versioning_allowed=one_work_item,
+                               lane_reductions=one_work_item)
 
 
 def make_memref(src: str, metadata, options) -> str:
@@ -415,7 +416,11 @@ def make_spvasm(src: str, metadata, options, state) -> str:
     """The SPIR-V module of the memref stage; its binary waits in `state` for clbin.
     In `auto` mode a kernel the stage cannot convert keeps OpenCL C (logged once)."""
     from .stages import spirv_for_kernel
-    module = spirv_for_kernel(state["memref"], metadata["name"], options.program, options.bounds_check)
+    # The Groups capability (work-group collectives) only for targets that have them.
+    groups = options.work_group_collectives and bool(
+        current_target(options.opencl_target).work_group_collectives)
+    module = spirv_for_kernel(state["memref"], metadata["name"], options.program,
+                              options.bounds_check, groups)
     if module is None:
         return f"// kernel '{metadata['name']}' runs from OpenCL C (see the log)\n"
     state["spirv"] = module.binary

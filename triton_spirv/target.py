@@ -155,11 +155,6 @@ _POCL_QUIRKS = (
           "every barrier inside such a branch is followed by a second one "
           "(memref_stage/work_group_sharing.py, _double_barriers_in_branches)",
           "tests/test_device_quirks.py::test_early_return_rows"),
-    Quirk("versioned_work_groups", "pocl", None,
-          "barriers inside the versions of a versioned kernel (uniform scf.if branches) "
-          "compute tutorial 03's matmul wrong (GPU shape)",
-          "no kernel versioning in kernels of several work-items (compiler.py, make_linalg)",
-          "tests/test_tutorials.py (matmul, TRITON_SPIRV_TARGET=gpu)"),
     Quirk("one_sided_barrier_branch", "pocl", None,
           "the work-group compiler crashes on an if whose one branch holds barriers and "
           "the other none",
@@ -262,7 +257,7 @@ def describe_device(device) -> TargetDescription:
     d = device.device
     extensions = set(d.extensions.split())
     runtime, version = device_runtime(device.platform, d)
-    return TargetDescription(
+    description = TargetDescription(
         name=DEVICE, device_type=_device_type(cl, d.type),
         max_work_group_size=int(d.max_work_group_size),
         preferred_work_group_multiple=_preferred_multiple(cl, d),
@@ -274,7 +269,9 @@ def describe_device(device) -> TargetDescription:
         vendor=d.vendor.strip(), device_name=d.name.strip(),
         driver_version=d.driver_version.strip(),
         work_group_collectives=_collectives_std(cl, d),
-        runtime=runtime, runtime_version=version, quirks=device_quirks(runtime, version))
+        runtime=runtime, runtime_version=version)
+    return replace(description, quirks=device_quirks(description.runtime,
+                                                     description.runtime_version))
 
 
 def _device_type(cl, bits: int) -> str:
