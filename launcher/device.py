@@ -5,8 +5,9 @@
 * `TRITON_OPENCL_DEVICE=P:D` takes device D of platform P (indices as listed by
   `clinfo -l`); any other value is a case-insensitive substring of
   "platform name / device name" (e.g. `pocl`, `haswell`, `nvidia`).
-* Without the variable, the first device over all platforms that builds and runs a
-  tiny probe kernel wins.
+* Without the variable, the first device that builds and runs a tiny probe kernel
+  wins, PoCL's devices first (`_default_order`): the default device is PoCL wherever
+  it is installed, whatever order the OpenCL loader lists the platforms in.
 
 The probe also tells how host memory reaches the kernel: on devices where a
 `CL_MEM_USE_HOST_PTR` buffer is the host memory itself (CPU devices, integrated
@@ -130,13 +131,20 @@ def device_arch(platform, device):
     OpenCL implementation and version (which decide the OpenCL C compiler) and the
     device, and nothing that changes between runs.
     """
+    name, version = device_runtime(platform, device)
+    return f"{name}-{version}:{_slug(device.name)}"[:96]
+
+
+def device_runtime(platform, device):
+    """The OpenCL implementation and its version, e.g. ("pocl", "3.1") or ("intel",
+    "2023.16.7.0.21_160000"): what device quirks are known by (triton_spirv/target.py).
+    PoCL names itself in the platform version only (its CPU device's vendor is the
+    CPU's); other implementations by the platform name's first word and the driver."""
     pocl = re.search(r"PoCL\s+([0-9]+(?:\.[0-9]+)*)", platform.version)
     if pocl:
-        runtime = f"pocl-{pocl.group(1)}"
-    else:  # e.g. "intel-2023.16.7.0.21_160000"
-        vendor = (platform.name.split() or ["opencl"])[0]
-        runtime = f"{_slug(vendor)}-{_slug(device.driver_version)}"
-    return f"{runtime}:{_slug(device.name)}"[:96]
+        return "pocl", pocl.group(1)
+    vendor = (platform.name.split() or ["opencl"])[0]
+    return _slug(vendor), _slug(device.driver_version)
 
 
 # ----------------------------------------------------------------------------
@@ -172,7 +180,7 @@ def select_device(spec=None):
     """Choose a device without caching: `spec` as in TRITON_OPENCL_DEVICE, or None."""
     cl = import_pyopencl()
     platforms, found, errors = list_devices(cl)
-    candidates = _best_matches_first(spec, found) if spec else found
+    candidates = _best_matches_first(spec, found) if spec else _default_order(found)
     for platform_index, device_index, platform, device in candidates:
         try:
             return open_device(cl, platform_index, device_index, platform, device)
@@ -207,6 +215,12 @@ def list_devices(cl):
             continue
         found.extend((p_index, d_index, platform, device) for d_index, device in enumerate(devices))
     return platforms, found, errors
+
+
+def _default_order(found):
+    """The devices in listing order, PoCL's first: the documented default device
+    (README), which the test suite's first CI leg runs on."""
+    return sorted(found, key=lambda c: device_runtime(c[2], c[3])[0] != "pocl")
 
 
 def _best_matches_first(spec, found):

@@ -765,14 +765,24 @@ def test_family_from_spirv_equals_opencl_c(family, monkeypatch, tmp_path):
     _validate(modules)
 
 
-def _validate(paths):
-    """spirv-val for OpenCL 1.2. Its OpenCL environments allow core capabilities only, so
-    a module computing in fp16 (the Float16 capability, cl_khr_fp16) is held to
-    everything else of that environment: the one error allowed is that capability."""
+def _device_environment() -> str:
+    """The OpenCL environment of modules built for the device in use: OpenCL 2.0 where
+    it has work-group collectives (the Groups capability), else OpenCL 1.2."""
+    from triton_spirv.spirv.lower import environment
+    from triton_spirv.target import resolve_target
+    return environment(bool(resolve_target().work_group_collectives))
+
+
+def _validate(paths, env=None):
+    """spirv-val for the OpenCL environment the modules were built for (`env`, else the
+    device's). Its OpenCL environments allow core capabilities only, so a module
+    computing in fp16 (the Float16 capability, cl_khr_fp16) is held to everything else
+    of that environment: the one error allowed is that capability."""
     if SPIRV_VAL is None:
         pytest.skip("spirv-val is not installed (apt-get install spirv-tools)")
+    env = env or _device_environment()
     for path in paths:
-        result = subprocess.run([SPIRV_VAL, "--target-env", "opencl1.2", path],
+        result = subprocess.run([SPIRV_VAL, "--target-env", env, path],
                                 capture_output=True, text=True)
         errors = [line for line in (result.stdout + result.stderr).splitlines() if line.startswith("error")]
         only_fp16 = len(errors) == 1 and "Capability Float16 is not allowed" in errors[0]
@@ -884,3 +894,51 @@ except Exception as e:
     assert result.returncode == 0, result.stderr[-2000:]
     assert "OpenCLBuildError kernel 'vector_add': program='spirv' was asked for" in result.stdout
     assert "takes no SPIR-V" in result.stdout
+
+
+# --- capabilities by the target's OpenCL version ----------------------------------------
+
+ALL_REDUCE = """
+func.func @k(%f: memref<?xf32>) attributes {opencl.local_size = array<i64: 64, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %lid = gpu.thread_id x
+  %x = memref.load %f[%lid] : memref<?xf32>
+  %sum = gpu.all_reduce add %x uniform {} : (f32) -> f32
+  memref.store %sum, %f[%c0] : memref<?xf32>
+  return
+}"""
+
+
+def _declared(module) -> str:
+    """The capabilities the spirv.module requires (spirv-update-vce: those it uses)."""
+    return re.search(r"requires #spirv.vce<[^>]*>", module.assembly).group(0)
+
+
+def _lowered(text: str, groups: bool):
+    from triton_spirv.spirv import lower_to_spirv
+    with new_context():
+        return lower_to_spirv(ir.Module.parse(text), "k", groups)
+
+
+def test_groups_only_in_modules_for_opencl_2_targets(tmp_path):
+    """A work-group reduction: an OpenCL 2.0 module declaring Groups for a target with
+    collectives; refused, naming the op, for an OpenCL 1.2 target."""
+    module = _lowered(ALL_REDUCE, groups=True)
+    assert module.environment == "opencl2.0" and "Groups" in _declared(module)
+    path = tmp_path / "all_reduce.spv"
+    path.write_bytes(module.binary)
+    _validate([str(path)], module.environment)
+    with pytest.raises(SpirvStageError, match="gpu.all_reduce"):
+        _lowered(ALL_REDUCE, groups=False)
+
+
+def test_modules_without_collectives_are_opencl_1_2_modules(tmp_path):
+    module = _lowered(ALL_REDUCE.replace("gpu.all_reduce add %x uniform {} : (f32) -> f32",
+                                         "arith.addf %x, %x : f32"), groups=True)
+    plain = _lowered(ALL_REDUCE.replace("gpu.all_reduce add %x uniform {} : (f32) -> f32",
+                                        "arith.addf %x, %x : f32"), groups=False)
+    assert plain.environment == "opencl1.2" and "Groups" not in _declared(plain)
+    assert "Groups" not in _declared(module)    # declared only where used
+    path = tmp_path / "plain.spv"
+    path.write_bytes(plain.binary)
+    _validate([str(path)], "opencl1.2")

@@ -48,14 +48,15 @@ func.func @k(%out: memref<?xf32>) {
 """
 
 
-def rewrite(body: str, work_items: int = 128) -> str:
-    return rewrite_module(HEADER + body + "\n  return\n}", work_items)
+def rewrite(body: str, work_items: int = 128, quirks: tuple = ()) -> str:
+    return rewrite_module(HEADER + body + "\n  return\n}", work_items, quirks)
 
 
-def rewrite_module(text: str, work_items: int = 128) -> str:
+def rewrite_module(text: str, work_items: int = 128, quirks: tuple = ()) -> str:
+    """`quirks`: device quirks whose workarounds to make (triton_spirv/target.py)."""
     with new_context():
         module = ir.Module.parse(text)
-        share_work_group(module, work_items)
+        share_work_group(module, work_items, quirks=quirks)
         module.operation.verify()
         passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(module.operation)
         return str(module)
@@ -72,10 +73,18 @@ def test_tiles_only_their_owners_touch_become_private_without_barriers():
     assert out.count("gpu.barrier") == 0
     # each work-item keeps its own 2 elements of the 256-element tile
     assert "memref.alloca() : memref<2xf32>" in out and "memref<256xf32>" not in out
-    # chunks of 2 (256 iterations over 128 work-items), strided by the work-group: one
-    # round, so the loop keeps its strided form (see count_rounds)
-    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", out), out
+    # chunks of 2 (256 iterations over 128 work-items): one round, counted from 0 (the
+    # private array's indices constants), or strided by the work-group where the target
+    # has the quirk one_round_loops_strided (see count_rounds)
+    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", out) is None, out
     assert "opencl.local_size = array<i64: 128, 1, 1>" in out
+    strided = rewrite("""
+  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+    %x = memref.load %t[%i] : memref<256xf32>
+    memref.store %x, %out[%i] : memref<?xf32>
+    scf.reduce
+  }""", quirks=("one_round_loops_strided",))
+    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", strided), strided
 
 
 def test_other_elements_need_a_barrier():
@@ -362,15 +371,19 @@ def test_loop_carried_reuse_of_a_tile_gets_a_barrier():
 
 
 def test_a_loop_holding_barriers_is_entered_after_a_barrier_not_a_branch():
-    # PoCL 3.1 lost work-item 0's section before such a loop (tutorial 09's accumulator
-    # reset); the loop gets a barrier right before it, outside it (once per entry).
-    out = rewrite("""
+    # Quirk barrier_loop_after_branch: work-item 0's section before such a loop was
+    # lost (tutorial 09's accumulator reset); the loop gets a barrier right before it,
+    # outside it (once per entry). Without the quirk, no barrier there.
+    body = """
   %c4 = arith.constant 4 : index
   scf.for %r = %c0 to %c4 step %c1 {
     memref.store %zero, %out[%r] : memref<?xf32>
     scf.for %k = %c0 to %c4 step %c1 {""" + SHIFT_STEP + """
     }
-  }""")
+  }"""
+    plain = rewrite(body)
+    assert re.search(r"\} \{opencl.single_work_item\}\n\s*scf.for %arg2 = %c0 to %c4 ", plain), plain
+    out = rewrite(body, quirks=("barrier_loop_after_branch",))
     assert re.search(r"scf.if %\w+ \{\n\s*memref.store %cst, %arg0\[%arg1\] .*\n"
                      r"\s*\} \{opencl.single_work_item\}\n"
                      r"\s*gpu.barrier\n\s*scf.for %arg2 = %c0 to %c4 ", out), out

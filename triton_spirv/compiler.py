@@ -352,14 +352,13 @@ def make_ttir(mod, metadata, options):
 def make_linalg(src, metadata, options) -> str:
     from .stages import ttir_to_linalg_text
     from .memref_stage.work_group_sharing import work_group_size
-    # No kernel versioning on GPU shapes (work-groups of several work-items): with
-    # barriers inside the versions' (uniform) scf.if branches, PoCL's work-group compiler
-    # miscompiles the tutorial-03 matmul (wrong results), while Intel's runtime and
-    # Oclgrind run the same OpenCL C correctly. As for stream forwarding (memref_stage/pipeline.py),
-    # the GPU shape keeps the single gather path, which is correct everywhere.
-    # Reductions in vector lanes suit one work-item; work-items reduce as a tree.
-    work_items = work_group_size(current_target(options.opencl_target), options.num_warps)
-    one_work_item = work_items == 1
+    # No kernel versioning on GPU shapes (work-groups of several work-items): the two
+    # versions' tiles are not shared there (tutorial 03's 128x64x64 config needs 98560
+    # bytes of __local memory versioned, over a 64 KiB GPU's), and the versions' barriers
+    # sit inside uniform branches, which one runtime miscompiled (tutorial 03; the quirk
+    # barrier_in_uniform_branch, target.py, is the class). The GPU shape keeps the single
+    # gather path. Reductions in vector lanes suit one work-item; work-items reduce as a tree.
+    one_work_item = work_group_size(current_target(options.opencl_target), options.num_warps) == 1
     return ttir_to_linalg_text(str(src), versioning_allowed=one_work_item,
                                lane_reductions=one_work_item)
 
@@ -373,7 +372,8 @@ def make_memref(src: str, metadata, options) -> str:
                                  program_loops=program_loops,
                                  streaming_stores=options.streaming_stores and target.is_cpu,
                                  collectives=options.work_group_collectives
-                                 and bool(target.work_group_collectives))
+                                 and bool(target.work_group_collectives),
+                                 quirks=target.quirks)
 
 
 def make_cl(src: str, metadata, options) -> str:
@@ -416,7 +416,11 @@ def make_spvasm(src: str, metadata, options, state) -> str:
     """The SPIR-V module of the memref stage; its binary waits in `state` for clbin.
     In `auto` mode a kernel the stage cannot convert keeps OpenCL C (logged once)."""
     from .stages import spirv_for_kernel
-    module = spirv_for_kernel(state["memref"], metadata["name"], options.program, options.bounds_check)
+    # The Groups capability (work-group collectives) only for targets that have them.
+    groups = options.work_group_collectives and bool(
+        current_target(options.opencl_target).work_group_collectives)
+    module = spirv_for_kernel(state["memref"], metadata["name"], options.program,
+                              options.bounds_check, groups)
     if module is None:
         return f"// kernel '{metadata['name']}' runs from OpenCL C (see the log)\n"
     state["spirv"] = module.binary

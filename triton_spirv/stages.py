@@ -36,12 +36,14 @@ def ttir_to_linalg_text(ttir_text: str, versioning_allowed: bool = True,
 
 
 def linalg_to_memref_text(linalg_text: str, work_items: int = 1, program_loops: bool = False,
-                          streaming_stores: bool = False, collectives: bool = False) -> str:
+                          streaming_stores: bool = False, collectives: bool = False,
+                          quirks: tuple[str, ...] = ()) -> str:
     from .memref_stage.pipeline import lower_to_memref
     with new_context():
         module = ir.Module.parse(linalg_text)
         return print_module(lower_to_memref(module, work_items=work_items, program_loops=program_loops,
-                                            streaming_stores=streaming_stores, collectives=collectives))
+                                            streaming_stores=streaming_stores, collectives=collectives,
+                                            quirks=quirks))
 
 
 def memref_to_opencl(memref_text: str, bounds_check: bool = False):
@@ -50,16 +52,19 @@ def memref_to_opencl(memref_text: str, bounds_check: bool = False):
         return emit_opencl(ir.Module.parse(memref_text), bounds_check=bounds_check)
 
 
-def memref_to_spirv(memref_text: str, entry_name: str | None = None):
-    """The memref stage as a SPIR-V module (triton_spirv/spirv): binary and assembly."""
+def memref_to_spirv(memref_text: str, entry_name: str | None = None, groups: bool = False):
+    """The memref stage as a SPIR-V module (triton_spirv/spirv): binary and assembly;
+    `groups`: for a target with work-group collectives (an OpenCL 2.0 module)."""
     from .spirv import lower_to_spirv
     with new_context():
-        return lower_to_spirv(ir.Module.parse(memref_text), entry_name)
+        return lower_to_spirv(ir.Module.parse(memref_text), entry_name, groups)
 
 
-def spirv_for_kernel(memref_text: str, name: str, mode: str, bounds_check: bool = False):
+def spirv_for_kernel(memref_text: str, name: str, mode: str, bounds_check: bool = False,
+                     groups: bool = False):
     """The kernel's SPIR-V module under program mode `mode` (launcher/il.py), or None
-    when it keeps OpenCL C. Only `auto` falls back (logged once); `spirv` raises."""
+    when it keeps OpenCL C. Only `auto` falls back (logged once); `spirv` raises.
+    `groups`: the target has work-group collective functions (memref_to_spirv)."""
     from launcher import get_device
     from launcher.il import log_fallback_once, uses_spirv
     from .spirv import SpirvStageError
@@ -68,7 +73,7 @@ def spirv_for_kernel(memref_text: str, name: str, mode: str, bounds_check: bool 
     try:
         if bounds_check:
             raise SpirvStageError("bounds-checked kernels are built from OpenCL C only")
-        return memref_to_spirv(memref_text, name)
+        return memref_to_spirv(memref_text, name, groups)
     except SpirvStageError as err:
         if mode == "spirv":
             raise SpirvStageError(f"kernel '{name}': {err}") from None

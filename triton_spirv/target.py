@@ -20,6 +20,13 @@ the `-cl-std` that provides them), GPU-shaped reductions use them instead of a
 TRITON_SPIRV_WORK_GROUP_COLLECTIVES=0 keeps the tree (a different description, so a
 different cache key).
 
+Quirks (`QUIRKS`): bugs of an OpenCL implementation that the code we emit cannot avoid
+in its plain form, each by implementation and version, with a one-line reason and the
+test that reproduces it. A description carries the names of the quirks of the device
+that runs its kernels (`quirks`, part of its key); a pass that works around one reads
+`target.has_quirk(...)` (or the quirk set it is handed), so devices without the bug
+get the plain form.
+
 Compile-time checks use it: a kernel whose `__local` tiles exceed the target's local
 memory, or whose work-group exceeds its work-group size, fails at compile time
 (`check_kernel_fits`).
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import os
 from dataclasses import asdict, dataclass, replace
 
@@ -55,6 +63,16 @@ class TargetDescription:
     # The OpenCL C version (`-cl-std` value, "CL2.0" or "CL3.0") in which the device
     # has the work-group collective functions (work_group_reduce_add, ...); "" without.
     work_group_collectives: str = ""
+    # The OpenCL implementation and its version ("pocl", "3.1"; launcher.device_runtime),
+    # and the names of its quirks (QUIRKS) that the compiler works around.
+    runtime: str = ""
+    runtime_version: str = ""
+    quirks: tuple[str, ...] = ()
+
+    def has_quirk(self, name: str) -> bool:
+        if name not in QUIRKS:
+            raise KeyError(f"unknown device quirk {name!r} (known: {', '.join(QUIRKS)})")
+        return name in self.quirks
 
     @property
     def is_cpu(self) -> bool:
@@ -96,6 +114,79 @@ NAMED_TARGETS = {
 }
 
 
+# ---------------------------------------------------------------------------------------
+# Quirks
+
+
+@dataclass(frozen=True)
+class Quirk:
+    """A bug of an OpenCL implementation the compiler works around on it alone."""
+    name: str
+    runtime: str                 # launcher.device_runtime's name, e.g. "pocl"
+    fixed_in: str | None         # the first version without the bug; None: none known yet
+    reason: str                  # what goes wrong, in one line
+    workaround: str              # what the compiler emits instead, and where
+    reproducer: str              # the test that shows the bug on that implementation
+
+    def applies(self, runtime: str, version: str) -> bool:
+        return runtime == self.runtime and (
+            self.fixed_in is None or _version_tuple(version) < _version_tuple(self.fixed_in))
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    """"3.1+debian" -> (3, 1): the leading dotted numbers."""
+    numbers = []
+    for part in version.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if len(digits) < len(part):
+            break
+    return tuple(numbers)
+
+
+# Every PoCL quirk applies to every PoCL version until a release is verified to compute
+# its reproducer right (`fixed_in`): a workaround costs time, the bug a wrong result.
+_POCL_QUIRKS = (
+    Quirk("barrier_in_uniform_branch", "pocl", None,
+          "work between two barriers inside a uniform branch holding barriers never "
+          "lands (early-returning programs' elementwise stores before a tl.sum; GPU shape)",
+          "every barrier inside such a branch is followed by a second one "
+          "(memref_stage/work_group_sharing.py, _double_barriers_in_branches)",
+          "tests/test_device_quirks.py::test_early_return_rows"),
+    Quirk("one_sided_barrier_branch", "pocl", None,
+          "the work-group compiler crashes on an if whose one branch holds barriers and "
+          "the other none",
+          "the branch without barriers gets one at its start "
+          "(memref_stage/work_group_sharing.py, _balance_barriers)",
+          "tests/test_lang_control_flow.py (TRITON_SPIRV_TARGET=gpu); no reduced kernel"),
+    Quirk("barrier_loop_after_branch", "pocl", None,
+          "a loop holding barriers, entered after an if with no barrier between, loses "
+          "work-item 0's section before it from the second tile on (tutorial 09)",
+          "such a loop gets a barrier before it "
+          "(memref_stage/work_group_sharing.py, _enter_barrier_loops_after_a_barrier)",
+          "tests/test_tutorials.py (persistent matmul, TRITON_SPIRV_TARGET=gpu)"),
+    Quirk("one_round_loops_strided", "pocl", None,
+          "hangs on one-round distributed loops made if (lid < n) sections between "
+          "barriers (host tensor-descriptor copy kernel)",
+          "a one-round loop indexing a private array keeps its strided form "
+          "(memref_stage/work_group_sharing.py, count_rounds)",
+          "tests/test_runtime.py (host descriptors, TRITON_SPIRV_TARGET=gpu)"),
+)
+QUIRKS = {quirk.name: quirk for quirk in _POCL_QUIRKS}
+
+
+def device_quirks(runtime: str, version: str) -> tuple[str, ...]:
+    """The names of the quirks of an implementation at a version, in table order."""
+    return tuple(q.name for q in QUIRKS.values() if q.applies(runtime, version))
+
+
+def without_quirks(description: TargetDescription) -> TargetDescription:
+    """`description` as for a device without bugs: the plain forms everywhere."""
+    return replace(description, quirks=())
+
+
 def target_spec(spec: str | None = None) -> str:
     """The target asked for: `spec` (a backend option), else $TRITON_SPIRV_TARGET, else
     `device`; checked, so that a typo fails before anything compiles."""
@@ -112,10 +203,11 @@ def resolve_target(spec: str | None = None, device=None) -> TargetDescription:
     """The description for `spec` (see target_spec); `device` (a launcher OpenCLDevice)
     defaults to the device in use."""
     chosen = target_spec(spec)
+    description = describe_device(device if device is not None else _device_in_use())
     if chosen in NAMED_TARGETS:
-        return NAMED_TARGETS[chosen]
-    description = _without_collectives_if_asked(
-        describe_device(device if device is not None else _device_in_use()))
+        # Compiled for that shape, run on this device: its quirks are this device's.
+        return replace(NAMED_TARGETS[chosen], quirks=description.quirks)
+    description = _without_collectives_if_asked(description)
     return description if chosen == DEVICE else replace(description, name=chosen, device_type=chosen)
 
 
@@ -161,9 +253,11 @@ def _device_in_use():
 def describe_device(device) -> TargetDescription:
     """The description of a launcher OpenCLDevice, from OpenCL device queries."""
     import pyopencl as cl
+    from launcher.device import device_runtime
     d = device.device
     extensions = set(d.extensions.split())
-    return TargetDescription(
+    runtime, version = device_runtime(device.platform, d)
+    description = TargetDescription(
         name=DEVICE, device_type=_device_type(cl, d.type),
         max_work_group_size=int(d.max_work_group_size),
         preferred_work_group_multiple=_preferred_multiple(cl, d),
@@ -174,7 +268,10 @@ def describe_device(device) -> TargetDescription:
         compute_units=int(d.max_compute_units),
         vendor=d.vendor.strip(), device_name=d.name.strip(),
         driver_version=d.driver_version.strip(),
-        work_group_collectives=_collectives_std(cl, d))
+        work_group_collectives=_collectives_std(cl, d),
+        runtime=runtime, runtime_version=version)
+    return replace(description, quirks=device_quirks(description.runtime,
+                                                     description.runtime_version))
 
 
 def _device_type(cl, bits: int) -> str:

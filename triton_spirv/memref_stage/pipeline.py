@@ -23,7 +23,7 @@ from .owner_copies import copy_by_owners
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
 from .streaming_stores import stream_stores
-from .work_group_sharing import share_work_group
+from .work_group_sharing import double_barriers_in_branches, share_work_group
 
 # Order matters:
 # - fuse elementwise producers into consumers while still on tensors, so one loop nest
@@ -76,20 +76,22 @@ def pipeline_text(passes: tuple[str, ...] = LINALG_TO_MEMREF) -> str:
 
 def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
                     work_items: int = 1, program_loops: bool = False,
-                    streaming_stores: bool = False, collectives: bool = False) -> ir.Module:
+                    streaming_stores: bool = False, collectives: bool = False,
+                    quirks: tuple[str, ...] = ()) -> ir.Module:
     """Lowers `module` in place from Linalg on tensors to the memref stage; with
     `work_items` > 1 (GPU targets) the work-items of a work-group share each program
     (reducing through work-group collective functions with `collectives`);
     with `program_loops` (CPU targets, one work-item per group) a work-group runs
     consecutive programs of kernels that allow it (program_loops.py); with
     `streaming_stores` (CPU targets, one work-item per group) large launches write
-    results they never read with non-temporal stores (streaming_stores.py)."""
+    results they never read with non-temporal stores (streaming_stores.py); `quirks`:
+    the target's device quirks (triton_spirv/target.py) the GPU shape works around."""
     with module.context:
         _run(module, LINALG_TO_AFFINE)
         if work_items > 1:
-            # Stream forwarding versions nests on `if (full tiles)`: barriers in one
-            # branch only, which PoCL's work-group compiler (3.1) crashes on; GPUs read
-            # the tiles through __local memory anyway.
+            # Stream forwarding (full tiles straight from global memory, versioned on
+            # `if (full tiles)`) is for one work-item's loops: work-items that share a
+            # program read its tiles through __local memory, shared by their copies.
             rewrites = tuple(r for r in rewrites if r is not forward_streams)
             # Work-items share the row blocks: blocks that divide the rows, one loop.
             rewrites = tuple(block_contractions_exactly if r is block_contractions else r
@@ -107,10 +109,14 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
                 rewrite(module)
                 _verify(module, rewrite.__name__)
                 dump_after(rewrite.__name__, module)
-            share_work_group(module, work_items, collectives)
+            share_work_group(module, work_items, collectives, quirks)
             _verify(module, share_work_group.__name__)
             dump_after(share_work_group.__name__, module)
         _run(module, AFFINE_TO_MEMREF)
+        if work_items > 1 and "barrier_in_uniform_branch" in quirks:
+            double_barriers_in_branches(module)     # after canonicalize, which undoes it
+            _verify(module, double_barriers_in_branches.__name__)
+            dump_after(double_barriers_in_branches.__name__, module)
         if streaming_stores and work_items == 1:
             # On scf loops: lower-affine's vector.store has no nontemporal flag to keep.
             stream_stores(module)

@@ -80,17 +80,21 @@ def work_group_size(target, num_warps: int) -> int:
     return max(multiple, size - size % multiple) if size >= multiple else size
 
 
-def share_work_group(module: ir.Module, work_items: int, collectives: bool = False) -> None:
+def share_work_group(module: ir.Module, work_items: int, collectives: bool = False,
+                     quirks: tuple[str, ...] = ()) -> None:
     """Distributes, guards and synchronizes every kernel of `module` for `work_items`;
     with `collectives` (the target has work-group collective functions), reductions
-    that have one use it instead of a tree (work_group_collectives.py)."""
+    that have one use it instead of a tree (work_group_collectives.py). `quirks`: the
+    target's device quirks (triton_spirv/target.py) whose workarounds this rewrite
+    makes (`one_sided_barrier_branch`,
+    `barrier_loop_after_branch`, `one_round_loops_strided`); none: the plain forms."""
     for func in module.body.operations:
         if func.operation.name != "func.func" or not func.regions[0].blocks:
             continue
-        _share_function(func, work_items, collectives)
+        _share_function(func, work_items, collectives, frozenset(quirks))
 
 
-def _share_function(func, work_items: int, collectives: bool) -> None:
+def _share_function(func, work_items: int, collectives: bool, quirks: frozenset) -> None:
     entry = func.regions[0].blocks[0]
     with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
         lid = gpu.thread_id(gpu.Dimension.x)
@@ -108,14 +112,16 @@ def _share_function(func, work_items: int, collectives: bool) -> None:
     for rows in scans_on_work_group(entry, lid, work_items, skip=sharing.distributed):
         sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
     sharing.privatize(entry)
-    sharing.count_rounds()
+    sharing.count_rounds(one_round_strided="one_round_loops_strided" in quirks)
     # before the barriers, which then see the shared buffers; tree reductions keep
     # theirs (their accesses are recorded in `partitioned`)
     share_sequential_tiles(entry, keep=sharing.partitioned_buffers())
     sharing.guard_block(entry)
     _Barriers(sharing).scan(entry, [], insert=True)
-    _balance_barriers(entry)
-    _enter_barrier_loops_after_a_barrier(entry)
+    if "one_sided_barrier_branch" in quirks:
+        _balance_barriers(entry)
+    if "barrier_loop_after_branch" in quirks:
+        _enter_barrier_loops_after_a_barrier(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
 
 
@@ -216,7 +222,7 @@ class _Sharing:
         self.rounds[op_of(outer)] = _Rounds(start, total, per_round, round_)
         parallel.operation.erase()
 
-    def count_rounds(self) -> None:
+    def count_rounds(self, one_round_strided: bool = False) -> None:
         """A distributed loop whose body indexes a private array (by `owned`: the
         round and the place in the chunk) over a static trip count counts its
         rounds from 0, `for k < ceil(total / (W * chunk))`, the chunk starting at
@@ -227,12 +233,13 @@ class _Sharing:
         base += W * chunk`: with every loop counted from 0, PoCL 3.1 (GPU shape)
         computed the fp16 and fp8 attention kernels (tutorial 06) wrong -- the same C
         loop but for its counter, one at a time -- while Intel's runtime computed
-        them right. A loop of one round keeps its strided form too: PoCL 3.1 hung on
-        a tensor-descriptor copy kernel whose one-round loops became `if (lid < n)`
-        sections between barriers (tests/test_runtime.py, host descriptors)."""
+        them right. With `one_round_strided` (quirk one_round_loops_strided) a loop
+        of one round keeps its strided form too."""
         for loop, rounds in list(self.rounds.items()):
             total = self.iterations[loop][0]
-            if total is not None and total > rounds.per_round and _indexes_private_array(loop):
+            one_round = total is not None and total <= rounds.per_round
+            if total is not None and not (one_round and one_round_strided) and \
+                    _indexes_private_array(loop):
                 self._count_rounds(loop, rounds)
 
     def _count_rounds(self, loop, rounds: "_Rounds") -> None:
@@ -999,9 +1006,9 @@ class _Barriers:
 
 
 def _balance_barriers(block: ir.Block) -> None:
-    """PoCL's work-group compiler (3.1) crashes on a kernel where one branch of an `if`
-    has barriers and the other none; such a branch gets one barrier at its start (the
-    condition is uniform, every work-item reaches it)."""
+    """Quirk one_sided_barrier_branch: where one branch of an `if` has barriers and the
+    other none, that branch gets one barrier at its start (the condition is uniform,
+    every work-item reaches it)."""
     for op in block.operations:
         for region in op.regions:
             for inner in region.blocks:
@@ -1021,13 +1028,12 @@ def _balance_barriers(block: ir.Block) -> None:
 
 
 def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
-    """PoCL 3.1 miscompiles a loop holding barriers when the code between the previous
-    barrier and the loop holds an `scf.if`, e.g. a single-work-item section: in
-    the persistent matmul (tutorial 09) work-item 0's reset of the accumulator tile
-    before the K loop was lost from the second tile on, while Oclgrind (no race
-    reported) and Intel's runtime computed the right tiles. Such a loop gets a barrier
-    right before it (once per entry, not per iteration; the loop's trip count is
-    uniform, so every work-item reaches it)."""
+    """Quirk barrier_loop_after_branch: a loop holding barriers, when the code between
+    the previous barrier and the loop holds an `scf.if` (e.g. a single-work-item
+    section: work-item 0's reset of the accumulator tile before the K loop of the
+    persistent matmul, tutorial 09), gets a barrier right before it (once per entry,
+    not per iteration; the loop's trip count is uniform, so every work-item reaches
+    it)."""
     for op in block.operations:
         for region in op.regions:
             for inner in region.blocks:
@@ -1037,6 +1043,40 @@ def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
                 _branch_since_barrier(op):
             with op.location, ir.InsertionPoint(op):
                 gpu.barrier()
+
+
+def double_barriers_in_branches(module: ir.Module) -> None:
+    """Quirk barrier_in_uniform_branch: every barrier inside a branch of an `scf.if`
+    holding barriers is followed by a second one, so that an empty stretch of code
+    follows each (the conditions are uniform: every work-item reaches both). Run
+    after the last canonicalization, which erases a barrier right after another."""
+    for func in module.body.operations:
+        for region in func.regions:
+            for block in region.blocks:
+                _double_barriers_in_branches(block)
+
+
+def _double_barriers_in_branches(block: ir.Block) -> None:
+    for op in block.operations:
+        if op.operation.name == "scf.if" and _has_barrier(op):
+            for region in op.regions:
+                for inner in region.blocks:
+                    _double_barriers(inner)
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                _double_barriers_in_branches(inner)
+
+
+def _double_barriers(block: ir.Block) -> None:
+    for op in list(block.operations):
+        if op.operation.name == "gpu.barrier":
+            with op.location, ir.InsertionPoint.after(op):
+                gpu.barrier()
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                _double_barriers(inner)
 
 
 def _branch_since_barrier(loop) -> bool:

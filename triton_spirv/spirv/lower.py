@@ -48,14 +48,25 @@ from .index_width import widen_index
 from .nontemporal import mark_nontemporal, store_flags
 from .tanh import expand_f32_tanh
 
-# What the module may use; spirv-update-vce then declares only what it does use
-# (Groups: gpu.all_reduce -> OpGroup* of work-group scope, made only for targets with
-# work-group collective functions, memref_stage/work_group_collectives.py).
+# What the module may use; spirv-update-vce then declares only what it does use.
 # SPIR-V 1.0 with the OpenCL memory model: every OpenCL 2.1+/3.0 driver that reports
-# an IL version takes it.
-TARGET_ENV = ("#spirv.target_env<#spirv.vce<v1.0, [Kernel, Addresses, Int8, Int16, Int64, "
-              "Float16, Float64, Float16Buffer, Int64Atomics, Vector16, GenericPointer, Groups], []>, "
-              "api=OpenCL, #spirv.resource_limits<>>")
+# an IL version takes it. Groups (gpu.all_reduce -> OpGroup* of work-group scope, made
+# for targets with work-group collective functions, memref_stage/
+# work_group_collectives.py) is an OpenCL 2.0 capability: only modules for such
+# targets may use it (`groups`), and they are OpenCL 2.0 modules (`environment`).
+CAPABILITIES = ("Kernel, Addresses, Int8, Int16, Int64, Float16, Float64, Float16Buffer, "
+                "Int64Atomics, Vector16, GenericPointer")
+
+
+def target_env(groups: bool = False) -> str:
+    capabilities = CAPABILITIES + (", Groups" if groups else "")
+    return (f"#spirv.target_env<#spirv.vce<v1.0, [{capabilities}], []>, "
+            "api=OpenCL, #spirv.resource_limits<>>")
+
+
+def environment(groups: bool) -> str:
+    """The OpenCL environment a module is for, as spirv-val's --target-env names it."""
+    return "opencl2.0" if groups else "opencl1.2"
 GPU_MODULE = "kernels"
 
 # Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...);
@@ -81,6 +92,7 @@ class SpirvModule:
     name: str             # the kernel's entry point
     binary: bytes         # SPIR-V words, little-endian
     assembly: str         # the spirv.module as MLIR text (the `spvasm` stage)
+    environment: str = "opencl1.2"   # its OpenCL environment (spirv-val --target-env)
 
 
 def _run(module: ir.Module, passes, what: str) -> None:
@@ -99,16 +111,18 @@ def _first_errors(err: ir.MLIRError) -> str:
     return "; ".join(located) if located else str(err).split("\n note:")[0]
 
 
-def kernels_in_gpu_module(module: ir.Module, entry_name: str | None = None) -> None:
+def kernels_in_gpu_module(module: ir.Module, entry_name: str | None = None,
+                          groups: bool = False) -> None:
     """Moves each func.func of `module` into a gpu.func kernel of one gpu.module,
     named `entry_name` when given (the OpenCL C kernel's name, which the launcher asks
-    the program for)."""
+    the program for), for an environment with the Groups capability where `groups`."""
     funcs = _funcs(module)
     module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
     # Passes that run on the whole module (convert-scf-to-spirv) read the target here.
-    module.operation.attributes["spirv.target_env"] = ir.Attribute.parse(TARGET_ENV)
+    env = ir.Attribute.parse(target_env(groups))
+    module.operation.attributes["spirv.target_env"] = env
     with ir.InsertionPoint(module.body), module.operation.location:
-        gmod = gpu.GPUModuleOp(GPU_MODULE, targets=ir.ArrayAttr.get([ir.Attribute.parse(TARGET_ENV)]))
+        gmod = gpu.GPUModuleOp(GPU_MODULE, targets=ir.ArrayAttr.get([env]))
         gmod.bodyRegion.blocks.append()
     for func in funcs:
         if _is_private(func):
@@ -145,9 +159,11 @@ def _as_gpu_kernel(func, gmod, entry_name: str | None) -> None:
     func.erase()
 
 
-def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvModule:
+def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
+                   groups: bool = False) -> SpirvModule:
     """Lowers a memref-stage module in place and serializes its one kernel (named
-    `entry_name` when given)."""
+    `entry_name` when given); `groups`: the target takes the Groups capability (OpenCL
+    2.0 and later: work-group collectives), else the module may not use it."""
     with module.context:
         check_no_external_calls(module)
         drop_prefetches(module)
@@ -164,7 +180,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         check_no_fp8(module)
         _run(module, CLEANUP, "clean-up after flattening")
         check_no_bf16(module)
-        kernels_in_gpu_module(module, entry_name)
+        kernels_in_gpu_module(module, entry_name, groups)
         flags = store_flags(module)
         _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
         mark_nontemporal(_spirv_module(module), flags)
@@ -174,7 +190,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None) -> SpirvMod
         name = _entry_point(module)
         _run(module, ("gpu-module-to-binary{format=bin}",), "SPIR-V serialization")
         binary = _binary(module)
-    return SpirvModule(name, binary, assembly)
+    return SpirvModule(name, binary, assembly, environment(groups))
 
 
 def drop_prefetches(module: ir.Module) -> None:
