@@ -17,6 +17,10 @@ after the signature's parameters.
 
 Launches are synchronous: when the call returns the kernel has finished and its
 results are in the tensors' memory, as CPU code that reads them next expects.
+
+A plain launch (see `_bind`) is made by a compiled launcher where the machine can
+build one (compiled_launch.py); it hands every launch it cannot make as it stands
+back to the Python path below.
 """
 
 import numbers
