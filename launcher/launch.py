@@ -17,12 +17,17 @@ after the signature's parameters.
 
 Launches are synchronous: when the call returns the kernel has finished and its
 results are in the tensors' memory, as CPU code that reads them next expects.
+
+A plain launch (see `_bind`) is made by a compiled launcher where the machine can
+build one (compiled_launch.py); it hands every launch it cannot make as it stands
+back to the Python path below.
 """
 
 import numbers
 import operator
 import sys
 
+from . import compiled_launch as _compiled
 from . import replay as _replay
 from .asserts import assert_plan
 from .flat_memory import flat_memory_plan
@@ -32,7 +37,7 @@ from .clbin import unpack_clbin
 from .descriptors import descriptor_param_names, descriptor_param_types, descriptor_values, is_descriptor_type
 from .device import get_device
 from .cache_repair import rebuild_clbin, take_expected
-from .errors import ClbinFormatError, GridError, KernelArgumentError, OpenCLBuildError
+from .errors import ClbinFormatError, GridError, KernelArgumentError, OpenCLBuildError, OpenCLRuntimeError
 from .il import log_fallback_once
 from .profile import profiled_launch_calls, profiling_enabled
 from .program_loops import program_loop_plan
@@ -356,6 +361,10 @@ class OpenCLLauncher:
         self._buffers = None  # the bound kernel's device's HostBufferCache
         self._work_sizes = {}
         self._tensor_type = _torch_tensor_type()  # for the fast path of pointer arguments
+        # The compiled launcher of a plain launch (compiled_launch.py): its `launch` and
+        # its state for the bound kernel, set by _bind where the machine can build one.
+        self._compiled_launch = None
+        self._compiled_state = None
 
     def _plan_arguments(self, types, names):
         """Per kernel parameter: where its value sits in the flattened args and how to pass it."""
@@ -411,6 +420,16 @@ class OpenCLLauncher:
                  launch_enter_hook, launch_exit_hook, *args):
         if function is not self._bound:
             self._bind(function)
+        if self._compiled_state is not None and _replay.record_dir is None:
+            # The common launch in one C call; anything else it leaves to the code below.
+            with function.lock:
+                status = self._compiled_launch(self._compiled_state, gridX, gridY, gridZ, stream,
+                                               launch_enter_hook, launch_exit_hook, args)
+            if status == _compiled.LAUNCHED:
+                return
+            if status != _compiled.FALLBACK:
+                raise OpenCLRuntimeError(f"kernel '{self.kernel_name}' failed on {function.device.name}: "
+                                         f"waiting for it returned OpenCL error {status}")
         queue = stream if type(stream) is self._command_queue_type else function.queue
         if not (self._plain and type(gridX) is int and type(gridY) is int and type(gridZ) is int
                 and len(args) == self._n_args and _replay.record_dir is None):
@@ -659,7 +678,41 @@ class OpenCLLauncher:
         self._work_sizes = {}  # grid -> sizes to enqueue, for this kernel (_plan_work_sizes)
         self._plain = (function.device.zero_copy and function.bounds is None and not self._has_tuples
                        and not self._scratch and self._flat is None and self._asserts is None)
+        self._bind_compiled(function)
         self._bound = function
+
+    def _bind_compiled(self, function):
+        """The compiled launcher's state for `function`, for plain launches of CPU
+        tensors, unless profiling wraps the enqueue or the machine cannot build one."""
+        self._compiled_launch = self._compiled_state = None
+        tensor_type = _torch_tensor_type()
+        if not self._plain or tensor_type is None or profiling_enabled() or not _compiled.enabled():
+            return
+        import pyopencl as cl
+
+        scalars = [(index, position, self._param_types[index]) for index, position, *_ in self._scalar_slots]
+        module = _compiled.compiled_module(_compiled.c_source(self._n_args, self._pointer_slots, scalars))
+        if module is None:
+            return
+        program_loop = self._program_loop.index if self._program_loop is not None else -1
+        self._compiled_state = module.bind(
+            function, function.kernel.int_ptr, function.queue.int_ptr, function.queue, cl.CommandQueue,
+            tensor_type, self._buffers.by_range, self._work_sizes, program_loop, *_compiled.opencl_entry_points())
+        self._compiled_launch = module.launch
+        self._tensor_type = tensor_type
+
+    @property
+    def kind(self):
+        """'compiled' when plain launches of the bound kernel take the compiled
+        launcher, else 'python'."""
+        return "compiled" if self._compiled_state is not None else "python"
+
+    @property
+    def compiled_launches(self):
+        """How many launches of the bound kernel the compiled launcher made."""
+        if self._compiled_state is None:
+            return 0
+        return self._compiled_launch.__self__.launches(self._compiled_state)  # __self__: the module
 
 
 def _fewest_dimensions(global_size, local_size):
