@@ -394,7 +394,11 @@ class KernelEmitter:
         return ct.value_ctype(*self.shape_of(op, value))
 
     def operand(self, value: ir.Value, typed: bool = False) -> str:
-        """C text of a scalar/vector value: a variable name or a literal."""
+        """C text of a scalar/vector value: a variable name, an inlined expression or
+        a literal. Names and expressions have the value's C type (`define` keeps it
+        so); literals have it when `typed` (`5L`, `(char)5`), else C's own (`5` is an
+        int). Operands of overloaded builtins (`min`, `max`, `select`, ...) and of
+        `?:` are typed: `max(long, int)` is ambiguous in OpenCL C."""
         if value in self.literals:
             return self.literals[value](typed)
         if value in self.exprs:
@@ -445,14 +449,19 @@ class KernelEmitter:
         self.out.open(header)
 
     def define(self, op, result: ir.Value, expr: str, ctype: str | None = None,
-               role: str | None = None, python_name: bool = True) -> str:
+               role: str | None = None, python_name: bool = True,
+               expr_ctype: str | None = None) -> str:
         """The C text of `result`: inlined at its one use when it is an integer step on
         the way to a Python value, else a C variable declared and initialized here,
         named after the Python variable the result is (unless `python_name` is False),
-        else by its `role`, else `v0`, `v1`, ..."""
+        else by its `role`, else `v0`, `v1`, ... `expr_ctype` is the C type of `expr`
+        where it is not the result's (`(uint)a >> b` of an i32): an inlined `expr` is
+        converted, so that the text of every value has its value's C type."""
         ctype = ctype or self.ctype_of(op, result)
         source = self.python_name(op) if python_name else None
         if source is None and self._inlinable(op, result, ctype, expr):
+            if expr_ctype not in (None, ctype):
+                expr = f"({ctype})({expr})"
             self.exprs[result] = inlined_operand(expr)
             return self.exprs[result]
         wanted = sanitize(source or "") or sanitize(role or "")
