@@ -66,18 +66,24 @@ def tile_view(buffer: ir.Value, offset, strides, shape) -> ir.Value:
                                     static_offsets, static_sizes, static_strides).result
 
 
-def _box_view(ptr: PointerTensor, starts, sizes) -> ir.Value:
-    """The view of the box [starts, starts + sizes) of the tile `ptr` addresses.
-
-    Usually a sub-box of the whole tile's view. A tile at a static negative offset
-    (`x + offs - 1` at offs = 0) would make that view start before the buffer, which
-    memref cannot express: the mask keeps the accesses inside (`block_fits`), so the
-    view starts at the first element it allows instead."""
+def _whole_tile_view(ptr: PointerTensor) -> Optional[ir.Value]:
+    """The view of the tile `ptr` addresses; None for a tile at a static negative offset
+    (`x + offs - 1` at offs = 0), which memref cannot express (see `_box_view`)."""
     affine = ptr.offsets.affine
     base = b.constant_int_of(affine.base)
-    if base is None or base >= 0:
-        view = tile_view(ptr.buffer, affine.base, affine.strides, ptr.shape)
-        return sub_box(view, starts, sizes)
+    if base is not None and base < 0:
+        return None
+    return tile_view(ptr.buffer, affine.base, affine.strides, ptr.shape)
+
+
+def _box_view(ptr: PointerTensor, whole: Optional[ir.Value], starts, sizes) -> ir.Value:
+    """The view of the box [starts, starts + sizes) of the tile `ptr` addresses: a
+    sub-box of the whole tile's view, or where there is none (the tile starts before the
+    buffer) a view that starts at the first element the mask allows, which the mask
+    keeps inside the buffer (`block_fits`)."""
+    if whole is not None:
+        return sub_box(whole, starts, sizes)
+    affine = ptr.offsets.affine
     first = affine.base
     for start, stride in zip(starts, affine.strides):
         first = b.add(first, b.mul(start, stride))
@@ -170,11 +176,11 @@ def block_fits(ptr: PointerTensor, box: Optional[Box]) -> bool:
 
 def block_load(ptr: PointerTensor, box: Optional[Box], other: Optional[ir.Value]) -> ir.Value:
     shape = ptr.shape
-    affine = ptr.offsets.affine
+    view = _whole_tile_view(ptr)
     elem = buffer_element_type(ptr.buffer)
     tile = tile_buffer(shape, elem)
     if box is None:
-        memref.copy(tile_view(ptr.buffer, affine.base, affine.strides, shape), tile)
+        memref.copy(view, tile)
     else:
         # Masked-off elements read as `other`; Triton leaves them undefined without one,
         # zero keeps results deterministic. Only a partial tile needs the fill: most
@@ -182,23 +188,21 @@ def block_load(ptr: PointerTensor, box: Optional[Box], other: Optional[ir.Value]
         starts, sizes = analysis.box_extents(box, shape)
         fill_value = other if other is not None else zero(elem)
         _when_partial(starts, sizes, shape, lambda: _fill(tile, fill_value))
-        memref.copy(_box_view(ptr, starts, sizes), sub_box(tile, starts, sizes))
+        memref.copy(_box_view(ptr, view, starts, sizes), sub_box(tile, starts, sizes))
     return as_tensor(tile)
 
 
 def block_store(ptr: PointerTensor, value: ir.Value, box: Optional[Box]):
     shape = ptr.shape
-    affine = ptr.offsets.affine
-    if box is None:
-        view = tile_view(ptr.buffer, affine.base, affine.strides, shape)
-    else:
+    view = _whole_tile_view(ptr)
+    if box is not None:
         starts, sizes = analysis.box_extents(box, shape)
         dyn_offsets, static_offsets = _mixed(starts)
         dyn_sizes, static_sizes = _mixed_sizes(sizes)
         slice_type = ir.RankedTensorType.get(static_sizes, b.element_type(value.type))
         value = tensor.ExtractSliceOp(slice_type, value, dyn_offsets, dyn_sizes, [],
                                       static_offsets, static_sizes, [1] * len(shape)).result
-        view = _box_view(ptr, starts, sizes)
+        view = _box_view(ptr, view, starts, sizes)
     bufferization.MaterializeInDestinationOp(None, value, view, restrict=False, writable=True)
 
 
