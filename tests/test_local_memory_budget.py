@@ -52,34 +52,26 @@ def test_budget_error_names_the_accumulator_and_operand_lines():
     assert len(described) == 4 and described[0].startswith("acc_tile float[256x256] = 262144")
 
 
-@triton.jit
-def many_tiles_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x0 = tl.load(x_ptr + offs)
-    x1 = tl.load(x_ptr + BLOCK + offs)
-    x2 = tl.load(x_ptr + 2 * BLOCK + offs)
-    x3 = tl.load(x_ptr + 3 * BLOCK + offs)
-    x4 = tl.load(x_ptr + 4 * BLOCK + offs)
-    x5 = tl.load(x_ptr + 5 * BLOCK + offs)
-    x6 = tl.load(x_ptr + 6 * BLOCK + offs)
-    x7 = tl.load(x_ptr + 7 * BLOCK + offs)
-    tl.store(out_ptr + offs, tl.sort(x0) + tl.sort(x1) + tl.sort(x2) + tl.sort(x3) +
-             tl.sort(x4) + tl.sort(x5) + tl.sort(x6) + tl.sort(x7))
-
-
 def test_launch_time_error_names_every_tile_line():
     # The launcher has the OpenCL C only: each __local declaration carries its line.
-    block = 64
-    x = torch.randn(8 * block)
-    out = torch.empty(block)
-    compiled = many_tiles_kernel[(1,)](x, out, BLOCK=block)
+    K = 32
+    a, b, c = torch.randn(16, K), torch.randn(K, 16), torch.empty(16, 16)
+    compiled = accumulate_kernel[(1,)](a, b, c, K, BM=16, BN=16, BK=16)
     source = compiled.asm["cl"]
     tiles = local_tiles(source)
-    assert len(tiles) > 6
-    assert all(origin.startswith("test_local_memory_budget.py:") for *_, origin in tiles), tiles
-    message = describe(10**9, 1024, "shared memory", "many_tiles_kernel", source, (1, 1, 1),
+    assert tiles and all(origin.startswith("test_local_memory_budget.py:")
+                         for *_, origin in tiles), tiles
+    message = describe(10**9, 1024, "shared memory", "accumulate_kernel", source, (1, 1, 1),
                        "a small device")
-    for i in range(8):
-        line = _line_of(many_tiles_kernel, f"x{i} = tl.load(")
-        assert f"from {line}: x{i} = tl.load(" in message, message
+    for name, ctype, shape, size, origin in tiles:
+        assert f"{name} {ctype}[{shape}] = {size} bytes from {origin}" in message, message
+
+
+def test_every_tile_is_listed():
+    source = "\n".join(f"  __local float t{i}[{64 * (i + 1)}];  // k.py:{i + 3}: t{i} = tl.load(p)"
+                       for i in range(9))
+    message = describe(10**9, 1024, "shared memory", "k", source, (1, 1, 1), "a small device")
+    for i in range(9):
+        assert f"t{i} float[{64 * (i + 1)}] = {256 * (i + 1)} bytes from k.py:{i + 3}: " in message
+    assert message.index("t8 float") < message.index("t0 float")   # largest first
     assert " more" not in message
