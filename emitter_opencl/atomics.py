@@ -86,7 +86,7 @@ def _prefix(emitter, kind: str) -> str:
 def atomic_rmw(emitter, op) -> None:
     from mlir import ir
     kind_name = _KIND[ir.IntegerAttr(op.attributes["kind"]).value]
-    value = emitter.operand(op.operands[0])
+    value = emitter.operand(op.operands[0], typed=True)  # an operand of max(), min()
     view, kind, space, pointer = _element(emitter, op, op.operands[1],
                                           list(op.operands)[2:])
     T = ct.VALUE_CTYPE[kind]

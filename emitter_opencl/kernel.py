@@ -177,7 +177,8 @@ class KernelEmitter:
         self.int_constants: dict[ir.Value, int] = {}    # integer literals, for folding
         self.mask_ctypes: dict[ir.Value, str] = {}      # C type of vector<Nxi1> values
         self.views: dict[ir.Value, View] = {}
-        self.local_arrays: list[tuple[Buffer, str, str]] = []  # buffer, ctype, extent
+        # buffer, ctype, extent, and the source line that made a __local one
+        self.local_arrays: list[tuple[Buffer, str, str, str]] = []
         self.local_tiles: list[LocalTile] = []
         self.targets: list[list[Target]] = []           # for scf.yield / scf.condition
         self.last_source: SourceLine | None = None
@@ -285,8 +286,11 @@ class KernelEmitter:
         # knows it specializes the work-group function (PoCL builds barrier-free code
         # for one work-item instead of generic work-item loops).
         attribute = "__attribute__((reqd_work_group_size({}, {}, {})))\n".format(*local_size)
+        # A __local array's line follows it (launcher/resources.py names it when the
+        # tiles do not fit the device).
         declarations = [f"  {'__local ' if buf.space == 'local' else ''}{ctype} {buf.name}[{extent}];"
-                        for buf, ctype, extent in self.local_arrays]
+                        + (f"  // {origin.rstrip(chr(92) + ' ')}" if origin else "")
+                        for buf, ctype, extent, origin in self.local_arrays]
         kernel = (f"{attribute}__kernel void {name}({', '.join(params)}) {{\n"
                   + "".join(d + "\n" for d in declarations)
                   + (body + "\n" if body else "") + "}")
@@ -347,7 +351,7 @@ class KernelEmitter:
         """Hoist every alloc (wherever it sits) to a kernel-scope `__local` array;
         OpenCL only allows `__local` declarations there."""
         total = 0
-        writers = _writer_names(self.func)
+        writers = _writers(self.func)
         for op in walk(self.func.regions[0]):
             if op.operation.name not in ("memref.alloc", "memref.alloca"):
                 continue
@@ -356,7 +360,8 @@ class KernelEmitter:
             if kind is None or not mt.has_static_shape or not has_identity_layout(mt):
                 raise error_at(op, f"work-group buffers need a static shape, identity "
                                    f"layout and scalar elements, not {mt}")
-            wanted = _tile_name(op, writers.get(op.results[0], set()))
+            tile_writers = writers.get(op.results[0], [])
+            wanted = _tile_name(op, tile_writers)
             name = (self.names.fresh(sanitize(wanted) + "_tile")
                     if wanted and sanitize(wanted) else self.names.numbered("tile"))
             shape = list(mt.shape)
@@ -367,12 +372,13 @@ class KernelEmitter:
             buffer = Buffer(name, "private" if private else "local", kind, count)
             ctype = ct.LOCAL_ELEM_CTYPE[kind]
             extent = " * ".join(str(s) for s in shape) if len(shape) > 1 else str(count)
-            self.local_arrays.append((buffer, ctype, extent))
+            origin = "" if private else _tile_origin(op, tile_writers)
+            self.local_arrays.append((buffer, ctype, extent, origin))
             self.views[op.results[0]] = View.contiguous(buffer, shape)
             if private:
                 continue
             size = count * ct.CTYPE_BYTES[ctype]
-            self.local_tiles.append(LocalTile(name, ctype, tuple(shape), size, _origin(op)))
+            self.local_tiles.append(LocalTile(name, ctype, tuple(shape), size, origin))
             total += size
         return total
 
@@ -394,7 +400,11 @@ class KernelEmitter:
         return ct.value_ctype(*self.shape_of(op, value))
 
     def operand(self, value: ir.Value, typed: bool = False) -> str:
-        """C text of a scalar/vector value: a variable name or a literal."""
+        """C text of a scalar/vector value: a variable name, an inlined expression or
+        a literal. Names and expressions have the value's C type (`define` keeps it
+        so); literals have it when `typed` (`5L`, `(char)5`), else C's own (`5` is an
+        int). Operands of overloaded builtins (`min`, `max`, `select`, ...) and of
+        `?:` are typed: `max(long, int)` is ambiguous in OpenCL C."""
         if value in self.literals:
             return self.literals[value](typed)
         if value in self.exprs:
@@ -445,14 +455,19 @@ class KernelEmitter:
         self.out.open(header)
 
     def define(self, op, result: ir.Value, expr: str, ctype: str | None = None,
-               role: str | None = None, python_name: bool = True) -> str:
+               role: str | None = None, python_name: bool = True,
+               expr_ctype: str | None = None) -> str:
         """The C text of `result`: inlined at its one use when it is an integer step on
         the way to a Python value, else a C variable declared and initialized here,
         named after the Python variable the result is (unless `python_name` is False),
-        else by its `role`, else `v0`, `v1`, ..."""
+        else by its `role`, else `v0`, `v1`, ... `expr_ctype` is the C type of `expr`
+        where it is not the result's (`(uint)a >> b` of an i32): an inlined `expr` is
+        converted, so that the text of every value has its value's C type."""
         ctype = ctype or self.ctype_of(op, result)
         source = self.python_name(op) if python_name else None
         if source is None and self._inlinable(op, result, ctype, expr):
+            if expr_ctype not in (None, ctype):
+                expr = f"({ctype})({expr})"
             self.exprs[result] = inlined_operand(expr)
             return self.exprs[result]
         wanted = sanitize(source or "") or sanitize(role or "")
@@ -563,24 +578,35 @@ def _root(value: ir.Value) -> ir.Value:
     return value
 
 
-def _writer_names(func_op) -> dict[ir.Value, set[str | None]]:
-    """Per buffer, the source names of the ops that write it."""
-    names: dict[ir.Value, set[str | None]] = {}
+def _writers(func_op) -> dict[ir.Value, list]:
+    """Per buffer, the ops that write it, in program order."""
+    found: dict[ir.Value, list] = {}
     for op in walk(func_op.regions[0]):
         position = _WRITES.get(op.operation.name)
         if position is not None:
-            names.setdefault(_root(op.operands[position]), set()).add(source_name(op.location))
-    return names
+            found.setdefault(_root(op.operands[position]), []).append(op)
+    return found
 
 
-def _tile_name(alloc, writer_names: set[str | None]) -> str | None:
+def _tile_name(alloc, writers: list) -> str | None:
     """A tile is named after the Python value its writers compute, when they all agree:
     allocs are shared after bufferization (one `tl.arange` tile serves several
     statements), so the alloc's own location may name another value."""
-    named = writer_names - {None}
+    named = {source_name(op.location) for op in writers} - {None}
     if not named:
         return source_name(alloc.location)
     return next(iter(named)) if len(named) == 1 else None
+
+
+def _tile_origin(alloc, writers: list) -> str:
+    """The source line that made a tile, else the first line that writes it: Triton
+    drops the location of constants it hoists, so the tile of an accumulator that
+    `tl.zeros` starts has none of its own (its line is then `acc += tl.dot(...)`)."""
+    for op in [alloc] + writers:
+        origin = _origin(op)
+        if origin:
+            return origin
+    return ""
 
 
 @dataclass

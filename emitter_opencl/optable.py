@@ -101,11 +101,16 @@ VECTOR_ELEMENTWISE = {
     "arith.ceildivui": "{ua} / {ub} - ({ua} % {ub} != 0)",
 }
 
-# i1 is a C bool: wrap-around arithmetic on one bit is xor / and.
+# i1 is a C bool: wrap-around arithmetic on one bit is xor / and; OpenCL's min and
+# max have no bool overload, and signed i1 orders true (-1) below false (0).
 I1_ELEMENTWISE = {
     "arith.addi": "{a} ^ {b}",
     "arith.subi": "{a} ^ {b}",
     "arith.muli": "{a} & {b}",
+    "arith.maxsi": "{a} & {b}",
+    "arith.minsi": "{a} | {b}",
+    "arith.maxui": "{a} | {b}",
+    "arith.minui": "{a} & {b}",
 }
 
 # Triton integers wrap on overflow; signed overflow is undefined in OpenCL C and LLVM

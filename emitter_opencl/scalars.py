@@ -116,9 +116,13 @@ def _elementwise(emitter, op) -> None:
     expr = fmt.format(T=ctype, **fields)
     if name in HELPER_OF:
         emitter.helpers.need(f"{HELPER_OF[name]}_{ctype}")
-    if width > 1 and name in UNSIGNED_RESULT:
-        expr = f"as_{ctype}({expr})"
-    emitter.define(op, result, expr, ctype)
+    expr_ctype = None
+    if name in UNSIGNED_RESULT:
+        if width > 1:
+            expr = f"as_{ctype}({expr})"
+        else:
+            expr_ctype = ct.UNSIGNED_CTYPE[kind]
+    emitter.define(op, result, expr, ctype, expr_ctype=expr_ctype)
 
 
 def _opencl_call(emitter, op) -> None:
@@ -171,7 +175,10 @@ def _compare(emitter, op) -> None:
 
 
 def _select(emitter, op) -> None:
-    cond, if_true, if_false = (emitter.operand(v) for v in op.operands)
+    # Typed values: C would type `c ? 1 : 0` of an index as int, and select() wants
+    # vectors of one type.
+    cond = emitter.operand(op.operands[0])
+    if_true, if_false = (emitter.operand(v, typed=True) for v in op.operands[1:])
     result = op.results[0]
     _, width = emitter.shape_of(op, result)
     _, cond_width = emitter.shape_of(op, op.operands[0])

@@ -10,33 +10,41 @@ import sys
 
 from .errors import GridError
 
-# `__local float x_tile[256];` / `__local int tile0[16 * 16];` as the emitter prints them.
-_LOCAL_ARRAY = re.compile(r"^\s*__local\s+(\w+)\s+(\w+)\[([0-9 *]+)\];", re.MULTILINE)
+# `__local float x_tile[256];` / `__local int tile0[16 * 16];  // k.py:9: x = ...` as the
+# emitter prints them: the comment is the source line that made the tile.
+_LOCAL_ARRAY = re.compile(r"^\s*__local\s+(\w+)\s+(\w+)\[([0-9 *]+)\];(?:[ \t]*//[ \t]*(.*))?$",
+                          re.MULTILINE)
 _C_BYTES = {"char": 1, "uchar": 1, "bool": 1, "short": 2, "ushort": 2, "half": 2, "int": 4, "uint": 4,
             "float": 4, "long": 8, "ulong": 8, "double": 8}
 
 
 def local_tiles(source):
-    """[(name, C type, shape text, bytes)] of the kernel-scope __local arrays, largest first."""
+    """[(name, C type, shape text, bytes, source line or "")] of the kernel-scope __local
+    arrays, largest first."""
     tiles = []
-    for ctype, name, extent in _LOCAL_ARRAY.findall(source or ""):
+    for ctype, name, extent, origin in _LOCAL_ARRAY.findall(source or ""):
         count = 1
         for part in extent.split("*"):
             count *= int(part)
-        tiles.append((name, ctype, extent.replace(" ", ""), count * _C_BYTES.get(ctype, 4)))
+        tiles.append((name, ctype, extent.replace(" ", ""), count * _C_BYTES.get(ctype, 4),
+                      origin.strip()))
     return sorted(tiles, key=lambda t: -t[3])
+
+
+def _describe_tile(name, ctype, shape, size, origin):
+    return f"{name} {ctype}[{shape}] = {size} bytes" + (f" from {origin}" if origin else "")
 
 
 def describe(required, limit, what, name, source, local_size, device, tiles=None):
     """`tiles`: descriptions of the kernel's tiles, largest first; by default read from
-    the source's `__local` declarations."""
+    the source's `__local` declarations. Every tile is named with its source line: the
+    one left out may be the one to shrink."""
     if what == "shared memory":
         if tiles is None:
-            tiles = [f"{tile} {ctype}[{shape}] = {size} bytes" for tile, ctype, shape, size in local_tiles(source)]
-        listed = ", ".join(tiles[:6])
-        more = f" and {len(tiles) - 6} more" if len(tiles) > 6 else ""
+            tiles = [_describe_tile(*tile) for tile in local_tiles(source)]
+        listed = ", ".join(tiles)
         return (f"kernel '{name}' needs {required} bytes of __local memory for its tiles"
-                + (f" ({listed}{more})" if listed else "")
+                + (f" ({listed})" if listed else "")
                 + f", but {device} allows {limit} bytes per work-group. Use smaller block sizes "
                 "(the constexpr tile shapes).")
     return (f"kernel '{name}' is written for work-groups of {list(local_size)} "

@@ -60,7 +60,7 @@ def _block_sizes(src) -> str:
 def _tiles(metadata_group) -> list[str]:
     from launcher.resources import local_tiles
     source = next((open(path).read() for name, path in metadata_group.items() if name.endswith(".cl")), "")
-    return [f"{name} {ctype}[{shape}] = {size}" for name, ctype, shape, size in local_tiles(source)[:3]]
+    return [f"{name} {ctype}[{shape}] = {size}" for name, ctype, shape, size, _origin in local_tiles(source)[:3]]
 
 
 def collect() -> list[dict]:

@@ -201,7 +201,7 @@ def test_values_carry_a_python_name_only_when_they_are_that_value():
     assert "float4 y = x_vec * s_splat;" in lines
     # The tile is named after what its writers compute (its alloc says `b`); the index
     # computed on the way to the store is not `a`, nor is one element of the tile.
-    assert "__local float a_tile[8];" in lines
+    assert "__local float a_tile[8];  // kernel.py:7" in lines  # with its writers' line
     assert "a_tile[(mask + 5)] = s;" in lines
     assert "float a_elem = a_tile[5];" in lines
     assert not any(line.startswith(("long a ", "float a ", "long mask_", "float4 y_"))

@@ -389,4 +389,5 @@ def check_kernel_fits(kernel, target: TargetDescription) -> None:
     if kernel.local_mem_bytes > target.local_mem_bytes:
         raise limit_error(kernel.local_mem_bytes, target.local_mem_bytes, "shared memory",
                           kernel.name, kernel.source, kernel.local_size, target.summary(),
-                          tiles=[tile.describe() for tile in kernel.local_tiles])
+                          tiles=[tile.describe() for tile in
+                                 sorted(kernel.local_tiles, key=lambda t: -t.bytes)])

@@ -398,8 +398,10 @@ class KernelConverter:
         box_ok = mask is None or mask.box is not None
         other_scalar = other.splat_of if other is not None else None
         if affine is not None and box_ok and (other is None or other_scalar is not None):
-            ptr = PointerTensor(ptr.buffer, Value(ptr.offsets.value, affine=affine))
-            return memory.block_load(ptr, mask.box if mask else None, other_scalar)
+            block = PointerTensor(ptr.buffer, Value(ptr.offsets.value, affine=affine))
+            box = mask.box if mask else None
+            if memory.block_fits(block, box):
+                return memory.block_load(block, box, other_scalar)
         return memory.gather_load(ptr, mask, other)
 
     def store(self, op):
@@ -417,10 +419,12 @@ class KernelConverter:
         rank = len(ptr.shape)
         affine = analysis.affine_of(ptr.offsets, rank)
         if affine is not None and (mask is None or mask.box is not None):
-            ptr = PointerTensor(ptr.buffer, Value(ptr.offsets.value, affine=affine))
-            memory.block_store(ptr, value.value, mask.box if mask else None)
-        else:
-            memory.scatter_store(ptr, value.value, mask)
+            block = PointerTensor(ptr.buffer, Value(ptr.offsets.value, affine=affine))
+            box = mask.box if mask else None
+            if memory.block_fits(block, box):
+                memory.block_store(block, value.value, box)
+                return
+        memory.scatter_store(ptr, value.value, mask)
 
     # -- elementwise arith/math -----------------------------------------------------------
 

@@ -55,13 +55,39 @@ def buffer_element_type(buffer: ir.Value) -> ir.Type:
 
 
 def tile_view(buffer: ir.Value, offset, strides, shape) -> ir.Value:
-    """A view of the kernel buffer as the tile `offset + sum(i_d * strides[d])`."""
+    """A view of the kernel buffer as the tile `offset + sum(i_d * strides[d])` (the
+    sizes in `shape` may be index Values)."""
     dyn_offsets, static_offsets = _mixed([offset])
+    dyn_sizes, static_sizes = _mixed_sizes(shape)
     dyn_strides, static_strides = _mixed(strides)
     layout = ir.StridedLayoutAttr.get(static_offsets[0], static_strides)
-    result = ir.MemRefType.get(list(shape), buffer_element_type(buffer), layout)
-    return memref.ReinterpretCastOp(result, buffer, dyn_offsets, [], dyn_strides,
-                                    static_offsets, list(shape), static_strides).result
+    result = ir.MemRefType.get(static_sizes, buffer_element_type(buffer), layout)
+    return memref.ReinterpretCastOp(result, buffer, dyn_offsets, dyn_sizes, dyn_strides,
+                                    static_offsets, static_sizes, static_strides).result
+
+
+def _whole_tile_view(ptr: PointerTensor) -> Optional[ir.Value]:
+    """The view of the tile `ptr` addresses; None for a tile at a static negative offset
+    (`x + offs - 1` at offs = 0), which memref cannot express (see `_box_view`)."""
+    affine = ptr.offsets.affine
+    base = b.constant_int_of(affine.base)
+    if base is not None and base < 0:
+        return None
+    return tile_view(ptr.buffer, affine.base, affine.strides, ptr.shape)
+
+
+def _box_view(ptr: PointerTensor, whole: Optional[ir.Value], starts, sizes) -> ir.Value:
+    """The view of the box [starts, starts + sizes) of the tile `ptr` addresses: a
+    sub-box of the whole tile's view, or where there is none (the tile starts before the
+    buffer) a view that starts at the first element the mask allows, which the mask
+    keeps inside the buffer (`block_fits`)."""
+    if whole is not None:
+        return sub_box(whole, starts, sizes)
+    affine = ptr.offsets.affine
+    first = affine.base
+    for start, stride in zip(starts, affine.strides):
+        first = b.add(first, b.mul(start, stride))
+    return tile_view(ptr.buffer, first, affine.strides, sizes)
 
 
 def sub_box(view: ir.Value, starts, sizes) -> ir.Value:
@@ -131,10 +157,26 @@ def _fill(buffer: ir.Value, scalar: ir.Value):
 # Block path
 
 
+def block_fits(ptr: PointerTensor, box: Optional[Box]) -> bool:
+    """Whether the block path can view the access: not when the first element it may
+    touch lies before the buffer for certain (a static negative offset, which memref
+    cannot express; the gather path reads such elements)."""
+    first = b.constant_int_of(ptr.offsets.affine.base)
+    if first is None or first >= 0:
+        return True
+    lows = box.lo if box is not None else [None] * len(ptr.shape)
+    for low, stride, n in zip(lows, ptr.offsets.affine.strides, ptr.shape):
+        low = 0 if low is None else b.constant_int_of(low)
+        stride = b.constant_int_of(stride)
+        if low is None or stride is None:
+            return True  # a run-time offset: the mask keeps it inside the buffer
+        first += min(max(low, 0), n) * stride
+    return first >= 0
+
+
 def block_load(ptr: PointerTensor, box: Optional[Box], other: Optional[ir.Value]) -> ir.Value:
     shape = ptr.shape
-    affine = ptr.offsets.affine
-    view = tile_view(ptr.buffer, affine.base, affine.strides, shape)
+    view = _whole_tile_view(ptr)
     elem = buffer_element_type(ptr.buffer)
     tile = tile_buffer(shape, elem)
     if box is None:
@@ -146,14 +188,13 @@ def block_load(ptr: PointerTensor, box: Optional[Box], other: Optional[ir.Value]
         starts, sizes = analysis.box_extents(box, shape)
         fill_value = other if other is not None else zero(elem)
         _when_partial(starts, sizes, shape, lambda: _fill(tile, fill_value))
-        memref.copy(sub_box(view, starts, sizes), sub_box(tile, starts, sizes))
+        memref.copy(_box_view(ptr, view, starts, sizes), sub_box(tile, starts, sizes))
     return as_tensor(tile)
 
 
 def block_store(ptr: PointerTensor, value: ir.Value, box: Optional[Box]):
     shape = ptr.shape
-    affine = ptr.offsets.affine
-    view = tile_view(ptr.buffer, affine.base, affine.strides, shape)
+    view = _whole_tile_view(ptr)
     if box is not None:
         starts, sizes = analysis.box_extents(box, shape)
         dyn_offsets, static_offsets = _mixed(starts)
@@ -161,7 +202,7 @@ def block_store(ptr: PointerTensor, value: ir.Value, box: Optional[Box]):
         slice_type = ir.RankedTensorType.get(static_sizes, b.element_type(value.type))
         value = tensor.ExtractSliceOp(slice_type, value, dyn_offsets, dyn_sizes, [],
                                       static_offsets, static_sizes, [1] * len(shape)).result
-        view = sub_box(view, starts, sizes)
+        view = _box_view(ptr, view, starts, sizes)
     bufferization.MaterializeInDestinationOp(None, value, view, restrict=False, writable=True)
 
 
