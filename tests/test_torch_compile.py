@@ -34,19 +34,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REINSTALL = ("the installed triton-spirv lacks the `cpu` entry point of pyproject.toml: "
              "reinstall it (pip install -e <checkout> --no-deps)")
 
-def _on_pocl() -> bool:
-    from launcher import get_device
-    return get_device().platform.name.startswith("Portable Computing Language")
-
-
-# Inductor's persistent reductions over a row that a scalar mask guards print
-# `min(max((xmask ? 1 : 0), 0L), 1L)`: OpenCL C has no max(int, long), and PoCL's
-# compiler rejects the call as ambiguous (Intel's accepts it). The typing of mixed-width
-# integer min/max belongs to emitter_opencl.
-MINMAX_TYPING = pytest.mark.xfail(
-    condition=_on_pocl(), strict=True,
-    reason="emitter_opencl: min/max of int and long operands is ambiguous in OpenCL C (PoCL rejects it)")
-
 
 def _cpu_backend_installed() -> bool:
     backend = triton.backends.backends.get("cpu")
@@ -184,7 +171,6 @@ class MLP(nn.Module):
         return self.fc2(F.gelu(self.norm(self.fc1(x))))
 
 
-@MINMAX_TYPING
 def test_mlp_with_layer_norm():
     torch.manual_seed(0)
     model = MLP().eval()
@@ -220,7 +206,6 @@ class RotaryAttention(nn.Module):
         return self.out(attended.transpose(1, 2).reshape(batch, seq, dim))
 
 
-@MINMAX_TYPING
 def test_attention_with_rotary_embedding_and_causal_mask():
     torch.manual_seed(0)
     model = RotaryAttention().eval()
@@ -268,7 +253,6 @@ def _scans(x):
     return x.cumsum(-1), (x * 0.1 + 1).cumprod(0), torch.logcumsumexp(x, -1), x.int().cumsum(-1)
 
 
-@MINMAX_TYPING
 def test_scans():
     torch.manual_seed(0)
     _compare(_scans, torch.randn(9, 37), atol=1e-4, rtol=1e-4)
