@@ -8,8 +8,9 @@ arith-emulate-unsupported-floats computes bf16 arithmetic in f32, and
 arith-expand{include-bf16} turns bf16 <-> f32 conversions into integer bit operations
 (BF16_PASSES, run by lower.py), after which the bitcasts fold. A bf16 value that `scf.if`
 or `scf.for` carries (the element a masked scalar load yields, or `other`; a loop-carried
-value) is not arithmetic, so those passes leave it: it is carried as i16, with bitcasts
-at the yields and after the op, which fold away around loads, stores and constants.
+value) is not arithmetic, so those passes leave it: it is carried as i16 (and a select
+of bf16 values selects i16 ones), with bitcasts at the yields and after the op, which
+fold away around loads, stores and constants.
 
 The launcher passes f16 and bf16 scalar arguments as `float` (docs/memref-stage.md), so
 such an argument becomes f32 and is truncated at the kernel's entry.
@@ -69,6 +70,10 @@ def bf16_buffers_as_i16(func) -> None:
             _store_as_i16(op)
         elif op.name in CARRIERS and any(_bf16_to_i16(r.type) for r in op.results):
             _carried_as_i16(op)
+        elif op.name == "arith.select" and _bf16_to_i16(op.result.type):
+            _operand_as_i16(op, 1, op)      # a select moves bits: of i16 values
+            _operand_as_i16(op, 2, op)
+            _value_as_i16(op.result, ir.InsertionPoint.after(op), op.location)
         elif op.name in ("memref.atomic_rmw", "memref.generic_atomic_rmw") and \
                 isinstance(op.results[0].type, ir.BF16Type):
             raise error_at(op, "atomics on bf16 elements are not supported")
