@@ -11,7 +11,6 @@ module checked with spirv-val:
 """
 import importlib.util
 import math
-import os
 import shutil
 import subprocess
 
