@@ -391,11 +391,12 @@ func.func @k(%x: f32, %v: vector<4xf32>, %d: f64) -> (f32, vector<4xf32>, f64) {
 
 CALLS_WITHOUT_SPIRV = """
 module {
-  func.func private @opencl_cospi_f32_f32(f32) -> f32
+  func.func private @opencl_ldexp_f32_i32_f32(f32, i32) -> f32
   func.func @k(%x: memref<?xf32>) {
     %c0 = arith.constant 0 : index
+    %c3 = arith.constant 3 : i32
     %a = memref.load %x[%c0] : memref<?xf32>
-    %c = func.call @opencl_cospi_f32_f32(%a) {opencl.call = "cospi"} : (f32) -> f32 loc("k.py":7:5)
+    %c = func.call @opencl_ldexp_f32_i32_f32(%a, %c3) {opencl.call = "ldexp"} : (f32, i32) -> f32 loc("k.py":7:5)
     memref.store %c, %x[%c0] : memref<?xf32>
     return
   }
@@ -403,31 +404,32 @@ module {
 
 
 def test_opencl_builtin_call_is_an_error_naming_op_and_line():
-    """libdevice calls printed as OpenCL C builtins have no SPIR-V instruction here."""
+    """libdevice calls printed as OpenCL C builtins other than opencl_std.py's have no
+    SPIR-V lowering."""
     from triton_spirv.spirv import lower_to_spirv
     with new_context():
         module = ir.Module.parse(CALLS_WITHOUT_SPIRV)
         with pytest.raises(SpirvStageError, match=r"^func.call at k.py:7: calls the OpenCL C function "
-                                                  r"'cospi', which SPIR-V has no instruction for$"):
+                                                  r"'ldexp', which the SPIR-V stage has no lowering for$"):
             lower_to_spirv(module)
 
 
 @triton.jit
-def _cospi_kernel(x_ptr, BLOCK: tl.constexpr):
+def _ldexp_kernel(x_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(x_ptr + offs, libdevice.cospi(tl.load(x_ptr + offs)))
+    tl.store(x_ptr + offs, libdevice.ldexp(tl.load(x_ptr + offs), 3))
 
 
 @needs_spirv_device
 def test_libdevice_call_raises_in_spirv_mode_and_runs_from_c_in_auto(monkeypatch):
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
     x = torch.linspace(-2, 2, 16)
-    with pytest.raises(SpirvStageError, match=r"kernel '_?cospi_kernel': func.call at .*test_spirv.py:\d+: "
-                                              r"calls the OpenCL C function 'cospi'"):
-        _cospi_kernel[(1,)](x.clone(), BLOCK=16, program="spirv")
+    with pytest.raises(SpirvStageError, match=r"kernel '_?ldexp_kernel': func.call at .*test_spirv.py:\d+: "
+                                              r"calls the OpenCL C function 'ldexp'"):
+        _ldexp_kernel[(1,)](x.clone(), BLOCK=16, program="spirv")
     out = x.clone()
-    _cospi_kernel[(1,)](out, BLOCK=16, program="auto")
-    torch.testing.assert_close(out, torch.cos(torch.pi * x.double()).float(), rtol=0, atol=2e-7)
+    _ldexp_kernel[(1,)](out, BLOCK=16, program="auto")
+    torch.testing.assert_close(out, x * 8, rtol=0, atol=0)
 
 
 def test_fp8_values_become_f32_and_buffers_bytes():

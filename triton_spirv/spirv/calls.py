@@ -2,10 +2,12 @@
 
 The memref stage calls private declarations for libdevice functions that are one
 OpenCL C builtin or one helper of the emitter (`func.call` with `opencl.call`,
-triton_spirv/ttir_to_linalg/opencl_calls.py). None of them has an instruction in
-upstream's spirv dialect (its OpenCL extended set holds no cospi, ldexp, hypot,
-mul_hi or rounding-mode conversions), and a declaration has no body to convert, so
-such a kernel is an error naming the call; `auto` mode then builds it from OpenCL C.
+triton_spirv/ttir_to_linalg/opencl_calls.py). Those that are one OpenCL.std
+instruction on operands of one type (cospi, lgamma, hypot, ...) are opencl_std.py's
+before this check; the others (ldexp and ilogb mix types, the rounding-mode
+conversions and the helpers are no single instruction) have a declaration without a
+body to convert, so such a kernel is an error naming the function and the user's
+line; `auto` mode then builds it from OpenCL C.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def check_no_external_calls(module: ir.Module) -> None:
     for call in calls:
         callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
         if callee not in defined:
-            raise error_at(call, f"calls {_what(call, callee)}, which SPIR-V has no instruction for")
+            raise error_at(call, f"calls {_what(call, callee)}, which the SPIR-V stage has no lowering for")
 
 
 def _collect_call(op, calls: list) -> ir.WalkResult:

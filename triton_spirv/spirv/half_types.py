@@ -6,7 +6,11 @@ bf16 buffers become i16 buffers: a load becomes an i16 load and a bitcast to bf1
 store a bitcast to i16 and an i16 store. Upstream passes then take the bf16 values away:
 arith-emulate-unsupported-floats computes bf16 arithmetic in f32, and
 arith-expand{include-bf16} turns bf16 <-> f32 conversions into integer bit operations
-(BF16_PASSES, run by lower.py), after which the bitcasts fold.
+(BF16_PASSES, run by lower.py), after which the bitcasts fold. A bf16 value that `scf.if`
+or `scf.for` carries (the element a masked scalar load yields, or `other`; a loop-carried
+value) is not arithmetic, so those passes leave it: it is carried as i16 (and a select
+of bf16 values selects i16 ones), with bitcasts at the yields and after the op, which
+fold away around loads, stores and constants.
 
 The launcher passes f16 and bf16 scalar arguments as `float` (docs/memref-stage.md), so
 such an argument becomes f32 and is truncated at the kernel's entry.
@@ -22,12 +26,15 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
+from emitter_opencl.locations import source_line
+
 from .flatten import error_at
 
 BF16_PASSES = ("arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
                "arith-expand{include-bf16=true}", "canonicalize")
 LOADS = ("memref.load", "vector.load")
 STORES = ("memref.store", "vector.store")          # the stored value is operand 0
+CARRIERS = ("scf.if", "scf.for")                   # ops whose regions yield their results
 
 
 def _bf16_to_i16(t: ir.Type) -> ir.Type | None:
@@ -61,6 +68,12 @@ def bf16_buffers_as_i16(func) -> None:
             _load_as_i16(op)
         elif op.name in STORES and _bf16_to_i16(op.operands[0].type):
             _store_as_i16(op)
+        elif op.name in CARRIERS and any(_bf16_to_i16(r.type) for r in op.results):
+            _carried_as_i16(op)
+        elif op.name == "arith.select" and _bf16_to_i16(op.result.type):
+            _operand_as_i16(op, 1, op)      # a select moves bits: of i16 values
+            _operand_as_i16(op, 2, op)
+            _value_as_i16(op.result, ir.InsertionPoint.after(op), op.location)
         elif op.name in ("memref.atomic_rmw", "memref.generic_atomic_rmw") and \
                 isinstance(op.results[0].type, ir.BF16Type):
             raise error_at(op, "atomics on bf16 elements are not supported")
@@ -78,6 +91,41 @@ def _store_as_i16(op) -> None:
     value = op.operands[0]
     with ir.InsertionPoint(op), op.location:
         op.operands[0] = arith.bitcast(_bf16_to_i16(value.type), value)
+
+
+def _carried_as_i16(op) -> None:
+    """Gives the bf16 results of `op` (scf.if, scf.for) i16 types: the values its regions
+    yield, its loop-carried block arguments and initial values, and its results, with
+    bitcasts between bf16 and i16 where they meet the ops around."""
+    carried = [i for i, r in enumerate(op.results) if _bf16_to_i16(r.type)]
+    for region in op.regions:
+        for block in region.blocks:
+            yield_op = block.operations[len(block.operations) - 1]
+            for i in carried:
+                _operand_as_i16(yield_op, i, yield_op)
+            if op.name == "scf.for":      # block arguments: the induction variable, then the carried
+                for i in carried:
+                    _value_as_i16(block.arguments[1 + i], ir.InsertionPoint.at_block_begin(block), op.location)
+    if op.name == "scf.for":              # operands: lower bound, upper bound, step, then the initial values
+        for i in carried:
+            _operand_as_i16(op, 3 + i, op)
+    for i in carried:
+        _value_as_i16(op.results[i], ir.InsertionPoint.after(op), op.location)
+
+
+def _operand_as_i16(op, index: int, before) -> None:
+    value = op.operands[index]
+    with ir.InsertionPoint(before), op.location:
+        op.operands[index] = arith.bitcast(_bf16_to_i16(value.type), value)
+
+
+def _value_as_i16(value: ir.Value, where: ir.InsertionPoint, location: ir.Location) -> None:
+    """Retypes `value` (a result or block argument) to i16; its users get it back as bf16."""
+    bf16_type = value.type
+    value.set_type(_bf16_to_i16(bf16_type))
+    with where, location:
+        as_bf16 = arith.bitcast(bf16_type, value)
+    value.replace_all_uses_except(as_bf16, as_bf16.owner.operation)
 
 
 def _scalar_arguments_as_f32(func, entry) -> None:
@@ -116,12 +164,14 @@ def check_no_bf16(module: ir.Module) -> None:
     def check(op):
         if any(_bf16_to_i16(v.type) for v in list(op.operands) + list(op.results)):
             left.append(op.opview)
-            return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(check)
     if left:
-        raise error_at(left[0], "a bf16 value here (other than a bf16 <-> f32 conversion of a "
+        # Constants the clean-up hoisted and merged carry no line of their own (the
+        # error would name the kernel's `def` line): the first op with one is named.
+        located = [op for op in left if source_line(op.location)]
+        raise error_at((located or left)[0], "a bf16 value here (other than a bf16 <-> f32 conversion of a "
                        "loaded or stored element) has no SPIR-V lowering")
 
 

@@ -1,5 +1,7 @@
 """Memref stage -> SPIR-V (the `spv` stage) with upstream MLIR's SPIR-V dialect.
 
+    calls_to_stand_ins (opencl_std.py)  math ops and libdevice builtins that are one OpenCL.std
+                                        instruction without a dialect op: calls of stand-ins
     flatten_buffers (flatten.py)        views and copies -> flat buffers, index arithmetic
     fp8_values_as_f32 (fp8.py)          fp8 buffers as i8, values as f32, conversions as bit
                                         arithmetic (the OpenCL C emitter's helpers)
@@ -19,13 +21,16 @@
                                         upstream's vector.store conversion drops
     build_compare_exchange              the atomics helpers' bodies, spirv dialect builders
     spirv-lower-abi-attrs, -update-vce  entry point, local size, minimal capabilities
+    stand_ins_as_placeholders           the stand-ins' calls as decorated OpenCL.std ops
     gpu-module-to-binary                serializes the spirv.module (the SPIR-V words)
+    patch_placeholders                  ... which then get their instruction numbers
 
 `memref.prefetch` (a hint, next_block_prefetch.py) is dropped first: upstream has no
 SPIR-V pattern for it, and OpenCL.std's prefetch made Intel's runtime no faster.
 
 Kernels that call a function without a body (calls.py: libdevice functions the
-OpenCL C emitter prints as builtins or helpers) are an error before any of this.
+OpenCL C emitter prints as builtins or helpers, other than those opencl_std.py takes)
+are an error before the flattening.
 
 Everything runs through the MLIR Python bindings in one context. Upstream's spirv
 dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so `memref.copy` becomes loops
@@ -39,6 +44,8 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu
 
 from .calls import check_no_external_calls
+from emitter_opencl.locations import source_line
+
 from .flatten import SpirvStageError, flatten_buffers, local_size
 from .fp8 import check_no_fp8, fp8_values_as_f32
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
@@ -46,6 +53,7 @@ from .casts import expand_trunc, saturate_float_to_int
 from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16, f16_tiles_as_f32
 from .index_width import widen_index
 from .nontemporal import mark_nontemporal, store_flags
+from .opencl_std import calls_to_stand_ins, patch_placeholders, stand_ins_as_placeholders
 from .tanh import expand_f32_tanh
 
 # What the module may use; spirv-update-vce then declares only what it does use.
@@ -69,7 +77,8 @@ def environment(groups: bool) -> str:
     return "opencl2.0" if groups else "opencl1.2"
 GPU_MODULE = "kernels"
 
-# Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...);
+# Math ops without an OpenCL SPIR-V pattern, in terms of ones with (exp2 -> exp, ...;
+# opencl_std.py has taken f16/f32/f64 exp2 before);
 # arith-expand does the same for floordivsi/ceildivsi/ceildivui.
 MATH_EXPANSIONS = "math-expand-ops{ops=exp2,ctlz,fpowi}"
 CLEANUP = BF16_PASSES + (MATH_EXPANSIONS, "arith-expand", "canonicalize", "cse", "loop-invariant-code-motion",
@@ -107,8 +116,13 @@ def _first_errors(err: ir.MLIRError) -> str:
     """The diagnostics' own lines (op, location, why), without the module dumps that
     follow them."""
     lines = [d.message for d in err.error_diagnostics] if getattr(err, "error_diagnostics", None) else []
-    located = [f"{d.location}: {d.message}" for d in err.error_diagnostics] if lines else []
+    located = [f"{_where(d.location)}: {d.message}" for d in err.error_diagnostics] if lines else []
     return "; ".join(located) if located else str(err).split("\n note:")[0]
+
+
+def _where(location: ir.Location) -> str:
+    """The user's line of a diagnostic's location (`file:line`), else the location."""
+    return str(source_line(location) or location)
 
 
 def kernels_in_gpu_module(module: ir.Module, entry_name: str | None = None,
@@ -165,6 +179,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
     `entry_name` when given); `groups`: the target takes the Groups capability (OpenCL
     2.0 and later: work-group collectives), else the module may not use it."""
     with module.context:
+        calls_to_stand_ins(module)
         check_no_external_calls(module)
         drop_prefetches(module)
         flatten_buffers(module)
@@ -186,10 +201,11 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
         mark_nontemporal(_spirv_module(module), flags)
         build_compare_exchange(_spirv_module(module))
         _run(module, AFTER_SPIRV, "SPIR-V ABI lowering")
+        stand_ins_as_placeholders(_spirv_module(module))
         assembly = str(_spirv_module(module))
         name = _entry_point(module)
         _run(module, ("gpu-module-to-binary{format=bin}",), "SPIR-V serialization")
-        binary = _binary(module)
+        binary = patch_placeholders(_binary(module))
     return SpirvModule(name, binary, assembly, environment(groups))
 
 
