@@ -56,14 +56,15 @@ def simplified(module: ir.Module) -> str:
     return str(copy)
 
 
-def lower(epilogue_indices: str, work_items: int = 4) -> tuple[str, str]:
-    """(IR after align_to_blocks, IR after share_work_group), both simplified."""
+def lower(epilogue_indices: str, work_items: int = 4, quirks: tuple[str, ...] = ()) -> tuple[str, str]:
+    """(IR after align_to_blocks, IR after share_work_group for a target with `quirks`),
+    both simplified."""
     with new_context():
         module = ir.Module.parse(ACCUMULATOR.replace("%EPILOGUE_INDICES", epilogue_indices))
         align_to_blocks(module)
         module.operation.verify()
         aligned = simplified(module)
-        share_work_group(module, work_items)
+        share_work_group(module, work_items, quirks=quirks)
         module.operation.verify()
         return aligned, simplified(module)
 
@@ -87,7 +88,14 @@ def test_each_work_item_keeps_its_blocks_in_a_private_array():
     # no element changes owner: no barrier
     assert "gpu.barrier" not in out, out
     # [which of the work-item's blocks, row in the block, column in the block]: one
-    # round per distributed loop, which keeps its strided form (see count_rounds)
+    # round per distributed loop, its block index counted from 0
+    assert re.search(r"vector.load %alloca\[%c0, %c3, %c0\]", out), out
+    assert re.search(r"memref.load %alloca\[%c0, %arg\d+, %arg\d+\]", out), out
+
+
+def test_one_round_loops_keep_their_strided_form_under_the_quirk():
+    _aligned, out = lower("%i, %j", quirks=("one_round_loops_strided",))
+    # the device quirk (target.py): the block index stays the strided loop's value
     assert re.search(r"vector.load %alloca\[%\d+, %c3, %c0\]", out), out
     assert re.search(r"memref.load %alloca\[%\d+, %arg3, %arg4\]", out), out
 
