@@ -11,7 +11,7 @@ parallel loop (chunks of consecutive elements, barriers from its ownership analy
 
 fp8 copies are shared alike, except on devices with the quirk work_item_fp8_copies
 (triton_spirv/target.py), where they stay work-item 0's sections. Sharing the fp16 copies
-also avoids a device bug (tests/data/pocl_region_entry.cl, docs/memref-stage.md).
+also avoids a device bug (docs/memref-stage.md).
 """
 from __future__ import annotations
 

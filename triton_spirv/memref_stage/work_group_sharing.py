@@ -1,6 +1,6 @@
 """GPU-shaped kernels: the work-items of a work-group share a Triton program's tiles.
 
-On CPU targets a program is one work-item that walks every tile (PoCL runs that fastest).
+On CPU targets a program is one work-item that walks every tile (the default CPU runtime runs that fastest).
 On GPU targets a program runs on `work_items` work-items (`gpu.thread_id x`, the
 work-group id stays `program_id`). The rewrite runs on the scf stage, after upstream
 `affine-parallelize` has turned every provably parallel outermost loop into
