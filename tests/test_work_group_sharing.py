@@ -428,7 +428,7 @@ func.func @k(%src: memref<?xf16>, %out: memref<?xf16>, %n: index) {
                      r"scf.for %\w+ = %c0 to %c2 step %c1 \{", plain), plain
 
 
-def test_copies_between_tiles_outside_loops_are_spread_or_sections():
+def test_copies_between_tiles_outside_loops_are_spread():
     src = """
 func.func @k(%out: memref<?xf16>) {
   %c0 = arith.constant 0 : index
@@ -439,10 +439,8 @@ func.func @k(%out: memref<?xf16>) {
   memref.store %x, %out[%c0] : memref<?xf16>
   return
 }"""
-    # outside loop bodies only on devices with spread_copies_in_loops_only (target.py)
-    out = rewrite_module(src, quirks=("spread_copies_in_loops_only",))
-    assert re.search(r"scf.if %\w+ \{\n\s*memref.copy ", out), out
-    # elsewhere the work-items share it: element lid of 16, no section but the store's
+    # outside loop bodies too, the work-items share it: element lid of 16, no section
+    # but the store's
     plain = rewrite_module(src)
     assert "memref.copy" not in plain and plain.count("opencl.single_work_item") == 1, plain
     assert re.search(r"scf.for (%\w+) = %thread_id_x to %c16 step %c128 \{\n"

@@ -180,17 +180,6 @@ _POCL_QUIRKS = (
           "base = lid * chunk; base += W * chunk (memref_stage/work_group_sharing.py, "
           "count_rounds)",
           "tests/test_tutorials.py (fused attention, TRITON_SPIRV_TARGET=gpu)"),
-    Quirk("spread_copies_in_loops_only", "pocl", None,
-          "the work-group compiler crashes on tile-to-tile copies spread over the "
-          "work-items at the end of an if's branches (merged returns)",
-          "only copies directly in a loop's body are spread; the others are work-item "
-          "0's (memref_stage/work_group_sharing.py, _tile_to_tile_copy)",
-          "tests/test_lang_control_flow.py (TRITON_SPIRV_TARGET=gpu)"),
-    Quirk("work_item_fp8_copies", "pocl", None,
-          "computes tutorial 06's fp8 attention wrong when the work-items share the "
-          "converting copies of fp8 rows into __local tiles",
-          "fp8 copies stay work-item 0's sections (memref_stage/shared_copies.py)",
-          "tests/test_tutorials.py (fp8 fused attention, TRITON_SPIRV_TARGET=gpu)"),
 )
 QUIRKS = {quirk.name: quirk for quirk in _POCL_QUIRKS}
 

@@ -9,8 +9,7 @@ static shape whose body loads and stores one element where it lies within the co
 extent (copy_loops.py); work_group_sharing distributes it over the work-items like any
 parallel loop (chunks of consecutive elements, barriers from its ownership analysis).
 
-fp8 copies are shared alike, except on devices with the quirk work_item_fp8_copies
-(triton_spirv/target.py), where they stay work-item 0's sections. Sharing the fp16 copies
+fp8 copies are shared alike. Sharing the fp16 copies
 also avoids a device bug (docs/memref-stage.md).
 """
 from __future__ import annotations
@@ -26,12 +25,11 @@ _FP8 = (ir.Float8E4M3FNType, ir.Float8E5M2Type, ir.Float8E4M3FNUZType, ir.Float8
         ir.Float8E4M3B11FNUZType)
 
 
-def converting_copy_loops(block: ir.Block, fp8: bool = True) -> list:
-    """Replaces every global -> `__local` copy of fp16 / bf16 (and fp8 with `fp8`) under
-    `block` (outside `scf.parallel` bodies) by an `scf.parallel` of element loads and
-    stores (_as_loop, copy_loops.py); -> the loops."""
-    narrow = _NARROW + (_FP8 if fp8 else ())
-    return [_as_loop(copy) for copy in _converting_copies(block, narrow)]
+def converting_copy_loops(block: ir.Block) -> list:
+    """Replaces every global -> `__local` copy of fp16 / bf16 / fp8 under `block`
+    (outside `scf.parallel` bodies) by an `scf.parallel` of element loads and stores
+    (_as_loop, copy_loops.py); -> the loops."""
+    return [_as_loop(copy) for copy in _converting_copies(block, _NARROW + _FP8)]
 
 
 def _converting_copies(block: ir.Block, narrow: tuple) -> list:

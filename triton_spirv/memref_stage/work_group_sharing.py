@@ -87,8 +87,7 @@ def share_work_group(module: ir.Module, work_items: int, collectives: bool = Fal
     that have one use it instead of a tree (work_group_collectives.py). `quirks`: the
     target's device quirks (triton_spirv/target.py) whose workarounds this rewrite
     makes (`one_sided_barrier_branch`, `barrier_loop_after_branch`,
-    `one_round_loops_strided`, `counted_rounds_private_only`,
-    `spread_copies_in_loops_only`, `work_item_fp8_copies`); none: the plain forms."""
+    `one_round_loops_strided`, `counted_rounds_private_only`); none: the plain forms."""
     for func in module.body.operations:
         if func.operation.name != "func.func" or not func.regions[0].blocks:
             continue
@@ -99,9 +98,8 @@ def _share_function(func, work_items: int, collectives: bool, quirks: frozenset)
     entry = func.regions[0].blocks[0]
     with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
         lid = gpu.thread_id(gpu.Dimension.x)
-    sharing = _Sharing(lid, work_items, "spread_copies_in_loops_only" in quirks)
-    # loops the next lines distribute
-    converting_copy_loops(entry, fp8="work_item_fp8_copies" not in quirks)
+    sharing = _Sharing(lid, work_items)
+    converting_copy_loops(entry)        # loops the next lines distribute
     for loop in _outermost_parallel_loops(entry):
         sharing.distribute(loop)
     for nest in _owner_parallel_nests(entry, sharing.distributed):
@@ -153,12 +151,9 @@ class _Rounds:
 
 
 class _Sharing:
-    def __init__(self, lid: ir.Value, work_items: int, copies_in_loops_only: bool = False):
+    def __init__(self, lid: ir.Value, work_items: int):
         self.lid = lid
         self.work_items = work_items
-        # quirk spread_copies_in_loops_only: tile-to-tile copies outside loop bodies
-        # stay work-item 0's (_tile_to_tile_copy)
-        self.copies_in_loops_only = copies_in_loops_only
         self.distributed: dict = {}     # distributed outer loop op -> Distribution
         self.single: list = []          # scf.if ops of single-work-item sections
         # ops of work-group tree reductions: their accesses as the barrier analysis sees
@@ -479,7 +474,7 @@ class _Sharing:
         repeat into one `scf.if lid == 0`; recurses into ops holding shared work."""
         run = []
         for op in list(block.operations):
-            if _tile_to_tile_copy(op, self.copies_in_loops_only):
+            if _tile_to_tile_copy(op):
                 self._guard(run)
                 run = []
                 self._spread_copy(op)
@@ -825,14 +820,10 @@ def _inside_any(op, run) -> bool:
     return False
 
 
-def _tile_to_tile_copy(op, loop_bodies_only: bool) -> bool:
+def _tile_to_tile_copy(op) -> bool:
     """A `memref.copy` of more than one element between two work-group tiles (not
-    private arrays) of a static shape; with `loop_bodies_only` (quirk
-    spread_copies_in_loops_only) only one directly in a loop's body, the others staying
-    with work-item 0."""
+    private arrays) of a static shape."""
     if op.operation.name != "memref.copy":
-        return False
-    if loop_bodies_only and op.operation.parent.name not in ("scf.for", "scf.while"):
         return False
     source, target = op.operands[0], op.operands[1]
     if not all(_is_local(v) and not _is_private(_root(v)) for v in (source, target)):
