@@ -79,7 +79,7 @@ static inline uint word_lane_shift(uintptr_t address, uint bytes) {
 }"""
 
 # memref.prefetch (prefetch.py): clang's builtin where the compiler targets the CPU
-# itself (PoCL); nothing where it compiles to SPIR first (Intel's runtime, Oclgrind).
+# itself (the default CPU runtime); nothing where it compiles to SPIR first (Intel's runtime, Oclgrind).
 _FIXED["prefetch_line"] = """\
 static inline void prefetch_line(const __global void* p) {
 #if defined(__clang__) && !defined(__SPIR__)
@@ -116,7 +116,7 @@ static inline {T} {name}_{T}({T} a, {T} b) {{
   return select(r, a + b, isnan(a) | isnan(b));
 }}"""
 
-# math.tanh: OpenCL's tanh is slow on CPU devices (PoCL: 2-4x this helper in
+# math.tanh: OpenCL's tanh is slow on CPU devices (the default CPU runtime: 2-4x this helper in
 # benchmarks/tanh.py, and 0.99999994 even at infinity), so float gets its own, within 1 ulp of the correctly rounded
 # value (the same script checks it) and exactly +-1 wherever that value is +-1, so
 # that 1 - tanh(x)^2 is 0 in the tails as the derivative of tanh-based activations

@@ -283,7 +283,7 @@ class KernelEmitter:
         if helpers:
             parts.append(helpers)
         # Always fixed: the launcher uses exactly this size, and a device compiler that
-        # knows it specializes the work-group function (PoCL builds barrier-free code
+        # knows it specializes the work-group function (the default CPU runtime builds barrier-free code
         # for one work-item instead of generic work-item loops).
         attribute = "__attribute__((reqd_work_group_size({}, {}, {})))\n".format(*local_size)
         # A __local array's line follows it (launcher/resources.py names it when the

@@ -144,14 +144,14 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
         if isinstance(stride, int):
             return strided
         # A stride known only at run time is most often 1 (Triton does not specialize
-        # strides equal to 1), and PoCL's contiguous copy is several times faster.
+        # strides equal to 1), and the default CPU runtime's contiguous copy is several times faster.
         return f"if ({atom(stride)} == 1) {contiguous} else {strided}"
 
     # The copy is made by the work-group, not by the work-item that wrote the local
     # side (or will write over what it reads): without a barrier first, those accesses
     # race with it (OpenCL C 6.12.10: async copies do not synchronize their source).
-    # A one-work-item group has no other work-item to race with, and a barrier inside
-    # a loop makes PoCL's work-group compiler take minutes, so it is left out there.
+    # A one-work-item group has no other work-item to race with, so it is left out
+    # there (on every device: a barrier would only cost CPU runtimes compile time).
     if not emitter.single_work_item():
         emitter.out.line("barrier(CLK_LOCAL_MEM_FENCE);")
     event = emitter.names.fresh("ev")
@@ -183,7 +183,7 @@ def _vector_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
     store and the rest of each row one by one. f16 rows convert with vload_half16 /
     vstore_half16_rte (several times faster than element by element: one conversion
     instruction per vector where the CPU has one). Rows of other plain element types
-    move with vload16 / vstore16 where a work-group is one work-item (CPU shapes): PoCL's
+    move with vload16 / vstore16 where a work-group is one work-item (CPU shapes): the default CPU runtime's
     async_work_group_copy moves them element by element (tutorial 03's matmul spent a
     third of its time there); groups of several work-items keep the async copy, which
     they share. False if the copy is not of that shape; bounds-checked kernels keep the
@@ -356,9 +356,9 @@ def _store(emitter, op) -> None:
 def _barrier(emitter, op) -> None:
     if emitter.single_work_item():
         # A one-work-item group has no one to wait for: the barrier's remaining effect
-        # is ordering this work-item's memory accesses, which is a fence. PoCL's
-        # work-group compiler can take minutes on kernels with barriers, fences it
-        # compiles as usual.
+        # is ordering this work-item's memory accesses, which is a fence, on
+        # every device (a CPU runtime's work-group compiler can take minutes on kernels
+        # with barriers; fences it compiles as usual).
         emitter.stmt(op, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
         return
     emitter.stmt(op, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")

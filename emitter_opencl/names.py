@@ -44,7 +44,7 @@ _MATH_CONSTANTS = ("E LOG2E LOG10E LN2 LN10 PI PI_2 PI_4 1_PI 2_PI 2_SQRTPI SQRT
                    "SQRT1_2").split()
 _FLOAT_LIMITS = "DIG MANT_DIG MAX_10_EXP MAX_EXP MIN_10_EXP MIN_EXP RADIX MAX MIN EPSILON".split()
 
-# Builtin functions (OpenCL C 1.2 6.12 and the later ones PoCL's headers declare),
+# Builtin functions (OpenCL C 1.2 6.12 and the later ones the default CPU runtime's headers declare),
 # except the generated families below.
 _FUNCTIONS = """
 abs abs_diff acos acosh acospi add_sat all any asin asinh asinpi async_work_group_copy

@@ -2,8 +2,8 @@
 asks the cache for the line of an element ahead of its use, with no effect on results.
 
 It prints as a call of the `prefetch_line` helper (helpers.py): clang's
-`__builtin_prefetch` where the OpenCL C compiler targets the CPU itself (PoCL), nothing
-where it compiles to SPIR first. OpenCL's own `prefetch()` does nothing on PoCL and made
+`__builtin_prefetch` where the OpenCL C compiler targets the CPU itself (the default CPU runtime), nothing
+where it compiles to SPIR first. OpenCL's own `prefetch()` does nothing on the default CPU runtime and made
 Intel's runtime no faster; the builtin made Intel's OpenCL C ~6% faster on the matmul
 benchmark, but Oclgrind's interpreter rejects its intrinsic and no documented macro
 tells the two SPIR compilers apart. A prefetch instruction never faults, so lines past the end of

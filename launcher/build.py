@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 
 # Warnings about generated code are nothing a user can act on, and the OpenCL compiler
-# prints them on stderr at every build (PoCL notes the ABI of float16 values on CPUs
+# prints them on stderr at every build (the default CPU runtime notes the ABI of float16 values on CPUs
 # without AVX-512). Errors are still reported in full.
 ALWAYS_OPTIONS = ("-w",)
 

@@ -75,7 +75,7 @@ def _sub_group_width(cl, opened):
         kernel = cl.Kernel(program, "triton_opencl_probe")
         return int(kernel.get_sub_group_info(
             opened.device, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, (256,)))
-    except Exception:  # OpenCL 1.2 devices, or drivers without sub-groups (PoCL's CPU device)
+    except Exception:  # OpenCL 1.2 devices, or drivers without sub-groups (the default CPU runtime's CPU device)
         return None
 
 

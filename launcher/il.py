@@ -5,7 +5,7 @@ option: `kernel[grid](..., program="spirv")`) or, when the option is not given, 
 the environment variable TRITON_SPIRV_PROGRAM:
 
     auto    SPIR-V on devices that report an IL version with SPIR-V in it (OpenCL 2.1+,
-            e.g. Intel's OpenCL runtime), OpenCL C elsewhere (PoCL) and for kernels the
+            e.g. Intel's OpenCL runtime), OpenCL C elsewhere (the default CPU runtime) and for kernels the
             SPIR-V stage cannot convert (logged once per kernel)
     spirv   SPIR-V or an error: a device without SPIR-V, an unconvertible kernel or a
             driver that rejects the module raises, naming the kernel

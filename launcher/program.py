@@ -15,7 +15,7 @@ from .errors import OpenCLBuildError
 from .il import build_il, il_hash
 
 # How compilers cite source positions in build logs: `<source>:3:10:` (the OpenCL
-# convention), `<kernel>:3:10:` (NVIDIA), `/path/tempfile.cl:3:10:` (PoCL, AMD), and
+# convention), `<kernel>:3:10:` (NVIDIA), `/path/tempfile.cl:3:10:` (the default CPU runtime, AMD), and
 # `1:3:10: error:` (Intel's OpenCL CPU runtime: the number of the program's source
 # string, then line and column, at the start of a log line).
 _LOG_POSITION = re.compile(r"(?:<source>|<kernel>|<stdin>|<input>|[\w./\\~-]*\.cl):(\d+)(?::\d+)?:"

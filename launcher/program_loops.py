@@ -12,9 +12,9 @@ MAX_PROGRAMS_PER_GROUP programs; a grid too small for that keeps one program per
 import numpy as np
 
 # Measured on 2 compute units (benchmarks/work_groups.py): a program that stores one
-# float costs ~12 ns in a work-group of its own on PoCL and on Intel's runtime, 1-2 ns
-# (PoCL) and 0.5-1 ns (Intel) in groups of 16 to 1024 programs. Groups of up to 64
-# programs, 8 per unit, made PoCL's row kernels (softmax, layer norm over 4096 rows: 64
+# float costs ~12 ns in a work-group of its own on the default CPU runtime and on Intel's runtime, 1-2 ns
+# (the default CPU runtime) and 0.5-1 ns (Intel) in groups of 16 to 1024 programs. Groups of up to 64
+# programs, 8 per unit, made the default CPU runtime's row kernels (softmax, layer norm over 4096 rows: 64
 # groups) ~10% slower in alternating runs, and evenly matched with groups of 16, 64 per
 # unit: many small groups keep the units balanced on a busy host.
 MIN_GROUPS_PER_UNIT = 64

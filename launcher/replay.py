@@ -29,7 +29,7 @@ lets it check each element access of the copy instead.
 
 With `--sync-async-copies`, kernels written for one work-item per group get a
 `barrier(CLK_LOCAL_MEM_FENCE)` before each async copy. The emitter leaves it out there
-(no other work-item can race, and PoCL compiles barriers in loops very slowly), but
+(no other work-item can race, and the default CPU runtime compiles barriers in loops very slowly), but
 Oclgrind counts the work-group's copy and the work-item's own accesses of the same
 `__local` tile as a race without one.
 

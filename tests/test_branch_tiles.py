@@ -71,3 +71,47 @@ def test_without_else_branch_nothing_changes():
         share_branch_tiles(module)
         assert str(module) == before
 
+
+
+# ---------------------------------------------------------------------------------------
+# Nested versions: a tile that an outer version's fallback uses too
+
+
+NESTED_VERSIONS = """
+func.func @k(%c: i1, %d: i1, %out: memref<16xf32>) {
+  %i = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  %fallback = memref.alloc() : memref<4x4xf32>
+  scf.if %c {
+    scf.if %d {
+      %block = memref.alloc() : memref<4x4xf32>
+      memref.store %f, %block[%i, %i] : memref<4x4xf32>
+    } else {
+      memref.store %f, %fallback[%i, %i] : memref<4x4xf32>
+    }
+  } else {
+    memref.store %f, %fallback[%i, %i] : memref<4x4xf32>
+  }
+  return
+}
+"""
+
+
+def test_a_tile_of_an_enclosing_branch_serves_an_inner_version():
+    """`%fallback` is used by the inner else and the outer else, which never run with
+    the inner then: the inner then's tile takes it over (the versioned matmul's b tiles)."""
+    with new_context():
+        module = ir.Module.parse(NESTED_VERSIONS)
+        share_branch_tiles(module)
+        module.operation.verify()
+        func = module.body.operations[0]
+        assert _allocs_by_block(func) == [(0, "memref<4x4xf32>")]
+
+
+def test_a_tile_used_after_the_branch_is_not_taken_over():
+    with new_context():
+        module = ir.Module.parse(NESTED_VERSIONS.replace(
+            "  return\n", "  memref.store %f, %fallback[%i, %i] : memref<4x4xf32>\n  return\n"))
+        share_branch_tiles(module)
+        module.operation.verify()
+        assert len(_allocs_by_block(module.body.operations[0])) == 2

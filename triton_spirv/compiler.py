@@ -352,12 +352,13 @@ def make_ttir(mod, metadata, options):
 def make_linalg(src, metadata, options) -> str:
     from .stages import ttir_to_linalg_text
     from .memref_stage.work_group_sharing import work_group_size
-    # No kernel versioning on GPU shapes (work-groups of several work-items): the two
-    # versions' tiles are not shared there (tutorial 03's 128x64x64 config needs 98560
-    # bytes of __local memory versioned, over a 64 KiB GPU's), and the versions' barriers
-    # sit inside uniform branches, which one runtime miscompiled (tutorial 03; the quirk
-    # barrier_in_uniform_branch, target.py, is the class). The GPU shape keeps the single
-    # gather path. Reductions in vector lanes suit one work-item; work-items reduce as a tree.
+    # No kernel versioning on GPU shapes (work-groups of several work-items), a design
+    # choice of memory, not a device quirk: the block path's operand tile cannot share
+    # with the result tile that the gather path's operand tile shares
+    # (sequential_tiles.py works on the kernel's top level and loop bodies, not across
+    # branches), so tutorial 03's 128x64x64 config would need 82176 bytes of __local
+    # memory versioned (49408 not), over a 64 KiB GPU's. Reductions in vector lanes
+    # suit one work-item; work-items reduce as a tree.
     one_work_item = work_group_size(current_target(options.opencl_target), options.num_warps) == 1
     return ttir_to_linalg_text(str(src), versioning_allowed=one_work_item,
                                lane_reductions=one_work_item)

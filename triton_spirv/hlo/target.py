@@ -7,7 +7,7 @@ choices the HLO emitters make from it.
 
 Some kernel shapes are fast on one kind of device and slow on another. A row
 reduction is the example: GPUs want many work-items per row that meet in a tree
-through `__local` memory with barriers; CPU devices (PoCL) run a work-group's
+through `__local` memory with barriers; CPU devices (the default CPU runtime) run a work-group's
 work-items one after the other and split a kernel at every barrier, so there one
 work-item per row that accumulates several lanes at a time (vectorized by the
 OpenCL compiler) is several times faster. A transpose is the other: GPUs stage a
@@ -71,7 +71,7 @@ def _shape(env: str, shapes: tuple[str, ...], default: str) -> str:
 
 def loop_threads(description: TargetDescription) -> int:
     """128 work-items (Triton's default of 4 warps of 32) on every kind of device, within
-    the target's work-group limit: on CPU devices too, where PoCL runs them as one
+    the target's work-group limit: on CPU devices too, where the default CPU runtime runs them as one
     vectorized loop."""
     return min(LOOP_WARPS * WARP_LANES, description.max_work_group_size)
 

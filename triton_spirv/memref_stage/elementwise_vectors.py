@@ -7,7 +7,7 @@ An innermost loop such as softmax's
       %e = math.exp (arith.subf %x, %max)
       affine.store %e, %out[%i]
 
-is one work-item's loop: PoCL's compiler vectorizes some of these, Intel's OpenCL CPU
+is one work-item's loop: the default CPU runtime's compiler vectorizes some of these, Intel's OpenCL CPU
 compiler (which vectorizes across work-items) leaves them scalar, and a scalar `exp` is
 several times slower than `exp` on a float16. This rewrite steps such a loop by WIDTH and
 gives it WIDTH-wide vectors (GPU_WIDTH on GPU shapes, see below): `affine.vector_load`/`affine.vector_store` for the accesses

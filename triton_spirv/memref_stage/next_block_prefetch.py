@@ -27,7 +27,7 @@ evict all at once the tiles the micro-kernel works on:
 
 Measured on the benchmark's matmul kernel (1024^3, 128x64x64 blocks; kernels with and
 without the prefetch instructions alternated in one process on a shared 2-core host, 20
-pairs): on PoCL, where the prefetch is an instruction, 7-11% less time in the median with
+pairs): on the default CPU runtime, where the prefetch is an instruction, 7-11% less time in the median with
 fp32 inputs (two runs) and 16% with fp16, CPU time alike; all of a block's lines at once
 after its copy saved 2-7%, and prefetching to L2 only (locality 2) less than locality 3.
 Intel's runtime gets no prefetch (emitter_opencl/prefetch.py) and the SPIR-V stage drops it.

@@ -1,6 +1,6 @@
 """Program loops: on CPU targets a work-group runs several consecutive programs.
 
-A CPU OpenCL runtime pays a fixed cost per work-group (PoCL and Intel's runtime: ~12 ns
+A CPU OpenCL runtime pays a fixed cost per work-group (the default CPU runtime and Intel's runtime: ~12 ns
 of scheduling and the call of the work-group function; benchmarks/work_groups.py); a
 vector add of 1024 elements per program pays it for every 12 KB it moves. Here a kernel
 of one work-item per group gets a loop over the programs of the grid's first dimension:

@@ -54,7 +54,7 @@ WIDTHS = (16, 8, 4)
 # Rows per block where one work-item runs the whole nest (CPU shapes): six rows of 16
 # floats are 12 of the 16 AVX2 registers as accumulators, two for the right operand's
 # vector and one for a broadcast, and 12 FMAs per 8 loads. Measured on tutorial 03's
-# 128x64x64 tiles (kernel CPU time) against 4, 5, 7 and 8x8 rows, on PoCL and Intel's
+# 128x64x64 tiles (kernel CPU time) against 4, 5, 7 and 8x8 rows, on the default CPU runtime and Intel's
 # runtime alike. Extents that 6 does not divide end with one block of the rest.
 CPU_ROWS = 6
 # Rows per block where work-items share the row blocks (GPU shapes): a divisor of the

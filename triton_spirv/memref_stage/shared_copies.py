@@ -9,14 +9,8 @@ static shape whose body loads and stores one element where it lies within the co
 extent (copy_loops.py); work_group_sharing distributes it over the work-items like any
 parallel loop (chunks of consecutive elements, barriers from its ownership analysis).
 
-Besides spreading the work, this keeps PoCL 3.1 right: its work-group compiler dropped
-work-item 0's conversion of an operand tile of an fp16 `tl.dot` when a masked fill of
-the other operand followed it before the next barrier (tests/data/pocl_region_entry.cl
-reduces it; Oclgrind reports no race and Intel's runtime computes it right), and a
-barrier closing that section made it miscompile tutorial 05's forward kernel instead.
-fp8 copies stay work-item 0's: shared (element loops over the copy's extent), PoCL 3.1
-computed tutorial 06's fp8 attention wrong (Intel's runtime right); as a section it
-computes it right.
+fp8 copies are shared alike. Sharing the fp16 copies
+also avoids a device bug (docs/memref-stage.md).
 """
 from __future__ import annotations
 
@@ -27,33 +21,35 @@ from .affine_nests import op_of, owner, root_buffer
 from .copy_loops import copy_loop
 
 _NARROW = (ir.F16Type, ir.BF16Type)
+_FP8 = (ir.Float8E4M3FNType, ir.Float8E5M2Type, ir.Float8E4M3FNUZType, ir.Float8E5M2FNUZType,
+        ir.Float8E4M3B11FNUZType)
 
 
 def converting_copy_loops(block: ir.Block) -> list:
-    """Replaces every global -> `__local` copy of fp16 / bf16 under `block` (outside
-    `scf.parallel` bodies) by an `scf.parallel` of element loads and stores (_as_loop,
-    copy_loops.py); -> the loops."""
-    return [_as_loop(copy) for copy in _converting_copies(block)]
+    """Replaces every global -> `__local` copy of fp16 / bf16 / fp8 under `block`
+    (outside `scf.parallel` bodies) by an `scf.parallel` of element loads and stores
+    (_as_loop, copy_loops.py); -> the loops."""
+    return [_as_loop(copy) for copy in _converting_copies(block, _NARROW + _FP8)]
 
 
-def _converting_copies(block: ir.Block) -> list:
+def _converting_copies(block: ir.Block, narrow: tuple) -> list:
     found = []
     for op in block.operations:
-        if _is_converting_copy(op):
+        if _is_converting_copy(op, narrow):
             found.append(op)
         elif op.operation.name != "scf.parallel":
             for region in op.regions:
                 for inner in region.blocks:
-                    found.extend(_converting_copies(inner))
+                    found.extend(_converting_copies(inner, narrow))
     return found
 
 
-def _is_converting_copy(op) -> bool:
+def _is_converting_copy(op, narrow: tuple) -> bool:
     if op.operation.name != "memref.copy":
         return False
     source, target = op.operands[0], op.operands[1]
     source_type = ir.MemRefType(source.type)
-    return (isinstance(source_type.element_type, _NARROW) and source_type.rank > 0
+    return (isinstance(source_type.element_type, narrow) and source_type.rank > 0
             and not _is_tile(source) and _is_tile(target))
 
 

@@ -4,7 +4,7 @@ A Triton block load becomes a work-group tile: `__local` memory filled by an asy
 (after a fill with `other` when the mask cuts the block), and a block store copies a
 tile back. That pays off when a work-group reuses the tile (dot operands, reductions);
 for a nest that reads each element of its tiles once, at its own index, and writes each
-element of its result once, it is three extra passes over the data, and on PoCL's CPU
+element of its result once, it is three extra passes over the data, and on the default CPU runtime's CPU
 device the streaming kernels (vector add) run at about half the bandwidth of the same
 loop on global memory.
 

@@ -7,10 +7,10 @@ without reading them and without keeping them in cache. On CPU devices that is w
 large streaming loop wants, and what a small one does not: its output may still be in
 cache when the next kernel reads it. Measured on a 2-core AMD EPYC (32 MiB L3) with
 vector add, medians of alternating runs: the same loop written in OpenCL C by hand, on
-a quiet machine, 2^25 fp32 elements (128 MiB written) 18 -> 23 GB/s on PoCL and
+a quiet machine, 2^25 fp32 elements (128 MiB written) 18 -> 23 GB/s on the default CPU runtime and
 14 -> 29 GB/s on Intel's runtime, 2^22 (16 MiB) 19 -> 21 and 37 -> 49, but 2^20
 (4 MiB) 47 -> 47 and 90 -> 64, 2^16 20 -> 19 and 56 -> 42; the compiled kernel
-(benchmarks/streaming_stores.py) on a loaded one, 2^25 +20-37% on PoCL and +9-27% on
+(benchmarks/streaming_stores.py) on a loaded one, 2^25 +20-37% on the default CPU runtime and +9-27% on
 Intel's runtime (SPIR-V), 2^22 +60-190% and +70-150%. So the
 streaming version runs only when the launch stores at least STREAMING_BYTES, which
 the kernel checks at run time from its grid:
@@ -38,7 +38,7 @@ Non-temporal stores are weakly ordered on x86: a kernel whose programs hand data
 one another (atomics, barriers) keeps ordinary stores. The others' results are read
 after the launch ends, which the runtime signals from the worker threads with locked
 instructions or fences, and x86 orders non-temporal stores before those (the kernel
-itself has no fence to give: OpenCL C's mem_fence prints none on PoCL). CPU targets
+itself has no fence to give: OpenCL C's mem_fence prints none on the default CPU runtime). CPU targets
 only (GPUs have their own cache policies); `nontemporal` is a hint that the emitter
 prints as `__builtin_nontemporal_store` (emitter_opencl/vectors.py) and the SPIR-V
 stage as the `Nontemporal` memory operand (triton_spirv/spirv/nontemporal.py).

@@ -1,6 +1,6 @@
 """GPU-shaped kernels: the work-items of a work-group share a Triton program's tiles.
 
-On CPU targets a program is one work-item that walks every tile (PoCL runs that fastest).
+On CPU targets a program is one work-item that walks every tile (the default CPU runtime runs that fastest).
 On GPU targets a program runs on `work_items` work-items (`gpu.thread_id x`, the
 work-group id stays `program_id`). The rewrite runs on the scf stage, after upstream
 `affine-parallelize` has turned every provably parallel outermost loop into
@@ -86,8 +86,8 @@ def share_work_group(module: ir.Module, work_items: int, collectives: bool = Fal
     with `collectives` (the target has work-group collective functions), reductions
     that have one use it instead of a tree (work_group_collectives.py). `quirks`: the
     target's device quirks (triton_spirv/target.py) whose workarounds this rewrite
-    makes (`one_sided_barrier_branch`,
-    `barrier_loop_after_branch`, `one_round_loops_strided`); none: the plain forms."""
+    makes (`one_sided_barrier_branch`, `barrier_loop_after_branch`,
+    `one_round_loops_strided`, `counted_rounds_private_only`); none: the plain forms."""
     for func in module.body.operations:
         if func.operation.name != "func.func" or not func.regions[0].blocks:
             continue
@@ -112,7 +112,8 @@ def _share_function(func, work_items: int, collectives: bool, quirks: frozenset)
     for rows in scans_on_work_group(entry, lid, work_items, skip=sharing.distributed):
         sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
     sharing.privatize(entry)
-    sharing.count_rounds(one_round_strided="one_round_loops_strided" in quirks)
+    sharing.count_rounds(one_round_strided="one_round_loops_strided" in quirks,
+                         private_only="counted_rounds_private_only" in quirks)
     # before the barriers, which then see the shared buffers; tree reductions keep
     # theirs (their accesses are recorded in `partitioned`)
     share_sequential_tiles(entry, keep=sharing.partitioned_buffers())
@@ -222,24 +223,23 @@ class _Sharing:
         self.rounds[op_of(outer)] = _Rounds(start, total, per_round, round_)
         parallel.operation.erase()
 
-    def count_rounds(self, one_round_strided: bool = False) -> None:
-        """A distributed loop whose body indexes a private array (by `owned`: the
-        round and the place in the chunk) over a static trip count counts its
+    def count_rounds(self, one_round_strided: bool = False, private_only: bool = False) -> None:
+        """A distributed loop over a static trip count (one whose body indexes a
+        private array by `owned`, the round and the place in the chunk) counts its
         rounds from 0, `for k < ceil(total / (W * chunk))`, the chunk starting at
         `base = k * W * chunk + lid * chunk`, under `if (base < total)` unless
         W * chunk divides the total: a trip count a GPU compiler knows, so it unrolls
         the rounds and the array's indices are constants (registers, not scratch
-        memory). Other loops keep `for base = lid * chunk; base < total;
-        base += W * chunk`: with every loop counted from 0, PoCL 3.1 (GPU shape)
-        computed the fp16 and fp8 attention kernels (tutorial 06) wrong -- the same C
-        loop but for its counter, one at a time -- while Intel's runtime computed
-        them right. With `one_round_strided` (quirk one_round_loops_strided) a loop
-        of one round keeps its strided form too."""
+        memory). Every other loop of a static trip count is counted alike, unless
+        `private_only` (quirk counted_rounds_private_only): then they keep
+        `for base = lid * chunk; base < total; base += W * chunk`. With
+        `one_round_strided` (quirk one_round_loops_strided) a loop of one round keeps
+        its strided form too."""
         for loop, rounds in list(self.rounds.items()):
             total = self.iterations[loop][0]
             one_round = total is not None and total <= rounds.per_round
             if total is not None and not (one_round and one_round_strided) and \
-                    _indexes_private_array(loop):
+                    (not private_only or _indexes_private_array(loop)):
                 self._count_rounds(loop, rounds)
 
     def _count_rounds(self, loop, rounds: "_Rounds") -> None:
@@ -493,11 +493,8 @@ class _Sharing:
 
     def _spread_copy(self, copy) -> None:
         """A copy between two work-group tiles: work-item `lid` moves elements lid,
-        lid + work_items, ... (row-major), a loop distributed in chunks of one. Not a
-        loop of work-item 0: inside a loop holding barriers, PoCL 3.1 skipped such a
-        section's loop from the second work-group on (the cross-entropy kernel's
-        running maximum then started from the previous row's tile), while Intel's
-        runtime and Oclgrind ran it right."""
+        lid + work_items, ... (row-major), a loop distributed in chunks of one: the
+        work-group shares the copy instead of waiting on work-item 0's loop."""
         source, target = copy.operands[0], copy.operands[1]
         with copy.location, ir.InsertionPoint(copy):
             loop = copy_loop(source, target, list(ir.MemRefType(source.type).shape))
@@ -825,11 +822,8 @@ def _inside_any(op, run) -> bool:
 
 def _tile_to_tile_copy(op) -> bool:
     """A `memref.copy` of more than one element between two work-group tiles (not
-    private arrays) of a static shape, directly in a loop's body (PoCL 3.1 crashed on
-    spread copies at the end of the branches of an `scf.if`: the merged returns of
-    test_lang_control_flow; they stay with work-item 0 there)."""
-    if op.operation.name != "memref.copy" or \
-            op.operation.parent.name not in ("scf.for", "scf.while"):
+    private arrays) of a static shape."""
+    if op.operation.name != "memref.copy":
         return False
     source, target = op.operands[0], op.operands[1]
     if not all(_is_local(v) and not _is_private(_root(v)) for v in (source, target)):

@@ -275,7 +275,7 @@ def _merged_position(spec: SortSpec, indices, mine, position) -> ir.Value:
 def _lower_bound(start, end, goes_before, longest: int) -> ir.Value:
     """The first j in [start, end) where `goes_before(j)` is false (it is true on a
     prefix of the range), by bisection: one step per bit of `longest` (the longest
-    range), unrolled and without branches (PoCL runs a loop carrying the bounds
+    range), unrolled and without branches (the default CPU runtime runs a loop carrying the bounds
     about seventy times slower)."""
     low, high = start, end
     last = arith.subi(end, const_index(1))

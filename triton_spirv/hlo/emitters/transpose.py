@@ -13,9 +13,9 @@ tile of a and b and per index of the other dimensions:
   3. write out[...] with out-minor = a0 + tx, b = b0 + ty + 8j, from tile[tx][ty + 8j]
            (epilogue: the root computed from the injected tile value)
 
-segments (CPU devices): no `__local` memory and no barrier (PoCL splits a kernel at
+segments (CPU devices): no `__local` memory and no barrier (the default CPU runtime splits a kernel at
 every barrier and runs a work-group's work-items one after the other; the 256-item
-tile kernel ran 2-4x slower than this shape on PoCL and Intel's CPU runtime). Each
+tile kernel ran 2-4x slower than this shape on the default CPU runtime and Intel's CPU runtime). Each
 work-item writes one segment of 16 consecutive output elements (a0 .. a0 + 15 along
 a, one index of b and of the other dimensions) as one vector store, gathering them
 from input column b; consecutive work-items take consecutive b, so that the CPU
