@@ -17,10 +17,11 @@ work-group id stays `program_id`). The rewrite runs on the scf stage, after upst
    trip count a GPU compiler unrolls, so the array stays in registers.
 2. **Single-work-item sections.** Any other op that writes memory (a serial reduction
    loop, a scalar store, a scalar atomic, a printf) would be run by every work-item; it
-   runs on work-item 0 (a tensor atomic's loop is distributed: work_group_atomics.py) (`scf.if lid == 0`, marked `opencl.single_work_item`). Ops that only
-   read run on every work-item alike (uniform values, no race). Async copies between
-   global and local memory stay work-group collective; copies between two tiles in a
-   loop's body are spread over the work-items (element lid, lid + work_items, ...).
+   runs on work-item 0 (`scf.if lid == 0`, marked `opencl.single_work_item`); a tensor
+   atomic's loop is distributed instead (work_group_atomics.py). Ops that only read
+   run on every work-item alike (uniform values, no race). Async copies between global
+   and local memory stay work-group collective; copies between two tiles in a loop's
+   body are spread over the work-items (element lid, lid + work_items, ...).
 3. **Barriers.** An analysis of which work-item touches which elements: each access is
    owned by a distribution (the same chunk of the same loop space, indexed by the
    induction variables in the same positions of the same view), by work-item 0, or by
