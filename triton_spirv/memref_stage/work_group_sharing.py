@@ -51,6 +51,7 @@ from .block_ownership import block_offsets
 from .copy_loops import copy_loop
 from .sequential_tiles import share_sequential_tiles
 from .work_group_atomics import atomic_nests
+from .work_group_columns import split_column_reductions
 from .work_group_collectives import has_collective, reduce_collectively
 from .work_group_scans import scans_on_work_group
 from .shared_copies import converting_copy_loops
@@ -102,6 +103,7 @@ def _share_function(func, work_items: int, collectives: bool, quirks: frozenset)
         lid = gpu.thread_id(gpu.Dimension.x)
     sharing = _Sharing(lid, work_items)
     converting_copy_loops(entry)        # loops the next lines distribute
+    split_column_reductions(entry, work_items)
     for loop in _outermost_parallel_loops(entry):
         sharing.distribute(loop)
     for nest in _owner_parallel_nests(entry, sharing.distributed):
