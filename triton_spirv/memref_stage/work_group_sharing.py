@@ -16,11 +16,12 @@ work-group id stays `program_id`). The rewrite runs on the scf stage, after upst
    `if (base < total)` unless work_items * chunk divides a static total -- a static
    trip count a GPU compiler unrolls, so the array stays in registers.
 2. **Single-work-item sections.** Any other op that writes memory (a serial reduction
-   loop, a scalar store, an atomic, a printf) would be run by every work-item; it runs
-   on work-item 0 (`scf.if lid == 0`, marked `opencl.single_work_item`). Ops that only
-   read run on every work-item alike (uniform values, no race). Async copies between
-   global and local memory stay work-group collective; copies between two tiles in a
-   loop's body are spread over the work-items (element lid, lid + work_items, ...).
+   loop, a scalar store, a scalar atomic, a printf) would be run by every work-item; it
+   runs on work-item 0 (`scf.if lid == 0`, marked `opencl.single_work_item`); a tensor
+   atomic's loop is distributed instead (work_group_atomics.py). Ops that only read
+   run on every work-item alike (uniform values, no race). Async copies between global
+   and local memory stay work-group collective; copies between two tiles in a loop's
+   body are spread over the work-items (element lid, lid + work_items, ...).
 3. **Barriers.** An analysis of which work-item touches which elements: each access is
    owned by a distribution (the same chunk of the same loop space, indexed by the
    induction variables in the same positions of the same view), by work-item 0, or by
@@ -49,6 +50,8 @@ from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
 from .block_ownership import block_offsets
 from .copy_loops import copy_loop
 from .sequential_tiles import share_sequential_tiles
+from .work_group_atomics import atomic_nests
+from .work_group_columns import split_column_reductions
 from .work_group_collectives import has_collective, reduce_collectively
 from .work_group_scans import scans_on_work_group
 from .shared_copies import converting_copy_loops
@@ -100,9 +103,12 @@ def _share_function(func, work_items: int, collectives: bool, quirks: frozenset)
         lid = gpu.thread_id(gpu.Dimension.x)
     sharing = _Sharing(lid, work_items)
     converting_copy_loops(entry)        # loops the next lines distribute
+    split_column_reductions(entry, work_items)
     for loop in _outermost_parallel_loops(entry):
         sharing.distribute(loop)
     for nest in _owner_parallel_nests(entry, sharing.distributed):
+        sharing.distribute_nest(nest)
+    for nest in atomic_nests(entry, sharing.distributed):
         sharing.distribute_nest(nest)
     for match in _serial_reductions(entry, sharing.distributed):
         if collectives and has_collective(match.combiner):

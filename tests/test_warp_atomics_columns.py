@@ -1,0 +1,40 @@
+"""The GPU shape of a tensor atomic (a histogram) and of column sums on the warp model
+(an Oclgrind plugin, /work/shared/tools/warp_model), next to hand-written kernels
+(benchmarks/warp_atomics_columns.py measures both). Skipped without oclgrind or the
+plugin's sources and headers (liboclgrind-dev)."""
+import os
+import shutil
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import warp_atomics_columns as bench  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("oclgrind") is None or not os.path.isdir(bench.WARP_MODEL_DIR)
+    or not os.path.exists("/usr/include/oclgrind"),
+    reason="needs oclgrind, liboclgrind-dev and the warp-model plugin's sources")
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return bench.measure()
+
+
+def test_histogram_runs_its_atomics_on_every_work_item(measured):
+    ours = measured["histogram"]
+    assert ours["atomics"] == measured["reference histogram"]["atomics"] == bench.HISTOGRAM["n"]
+    assert ours["lane_utilization"] >= 0.95          # was 0.13: every atomic on work-item 0
+    assert ours["balance_max_over_mean"] <= 1.1      # was 28
+    assert ours["barriers_per_group"] == 0
+
+
+@pytest.mark.parametrize("rows, slab, cols", bench.COLUMN_SUMS)
+def test_column_sum_keeps_every_work_item_busy(measured, rows, slab, cols):
+    name = f"column sum {rows}x{slab} (of {cols} columns)"
+    ours, reference = measured[name], measured["reference " + name]
+    assert ours["lane_utilization"] >= 0.95          # was 0.88
+    assert ours["balance_max_over_mean"] <= max(1.1, reference["balance_max_over_mean"])  # was 1.6
+    assert ours["local_bank_ways_max"] <= 2
