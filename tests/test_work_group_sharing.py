@@ -406,8 +406,8 @@ func.func @k(%src: memref<?xf16>, %out: memref<?xf16>, %n: index) {
   memref.store %x, %out[%c0] : memref<?xf16>
   return
 }"""
-    # the strided form of devices with counted_rounds_private_only (target.py)
-    out = rewrite_module(src, quirks=("counted_rounds_private_only",))
+    # no private array: the strided form (count_rounds)
+    out = rewrite_module(src)
     assert "memref.copy" not in out, out
     loop = re.search(r"%(\w+) = arith.muli %thread_id_x, %c2 : index\n\s*"
                      r"scf.for %\w+ = %\1 to %c256 step %c256 \{", out)
@@ -420,12 +420,6 @@ func.func @k(%src: memref<?xf16>, %out: memref<?xf16>, %n: index) {
     after = out[out.index("gpu.barrier"):]
     assert out.count("scf.if") == 2 and after.count("scf.if") == 1, out
     assert re.search(r"scf.if %\w+ \{\n\s*memref.store %\w+, %arg1\[%c0\]", after), out
-    # the plain form: one round (128 work-items x 2 = 256), no loop over rounds; the
-    # chunk's 2 elements from lid * 2, still shared
-    plain = rewrite_module(src)
-    assert "memref.copy" not in plain and "step %c256" not in plain, plain
-    assert re.search(r"%\w+ = arith.muli %thread_id_x, %c2 : index\n\s*"
-                     r"scf.for %\w+ = %c0 to %c2 step %c1 \{", plain), plain
 
 
 def test_copies_between_tiles_outside_loops_are_spread():
@@ -447,8 +441,7 @@ func.func @k(%out: memref<?xf16>) {
                      r"\s*%\d+ = memref.load %alloc\[\1\]", plain), plain
 
 
-@pytest.mark.parametrize("quirks", [("counted_rounds_private_only",), ()])
-def test_gather_nests_are_shared_by_owner(quirks):
+def test_gather_nests_are_shared_by_owner():
     # loads through indices read from a tile: upstream affine analysis gives up, but
     # every iteration writes only its own element
     out = rewrite("""
@@ -466,13 +459,13 @@ def test_gather_nests_are_shared_by_owner(quirks):
   scf.for %i = %c0 to %c16 step %c1 {
     %v = memref.load %g[%i, %c0] : memref<16x16xf32>
     memref.store %v, %out[%i] : memref<?xf32>
-  }""", quirks=quirks)
+  }""")
     gather, serial = out.split("scf.if", 1)
     # the gather nest: distributed (chunks of 2 of the 256 iterations), not serial;
-    # one round: a loop in the strided form only with counted_rounds_private_only
+    # one round, no private array: a loop in the strided form
     assert re.search(r"memref.store %\d+, %alloc_0\[%\d+, %\d+\]", gather), out
     strided = re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", gather.split("%alloc_0 =")[1])
-    assert bool(strided) == bool(quirks), out
+    assert strided, out
     # the second loop reads other work-items' elements: work-item 0, after a barrier
     assert gather.rstrip().endswith("gpu.barrier") and "memref.load %alloc_0[%arg1, %c0]" in serial
 

@@ -173,13 +173,6 @@ _POCL_QUIRKS = (
           "a one-round loop indexing a private array keeps its strided form "
           "(memref_stage/work_group_sharing.py, count_rounds)",
           "tests/test_runtime.py (host descriptors, TRITON_SPIRV_TARGET=gpu)"),
-    Quirk("counted_rounds_private_only", "pocl", None,
-          "computes the fp16 and fp8 attention kernels (tutorial 06) wrong when every "
-          "distributed loop of a static trip count counts its rounds from 0",
-          "only loops indexing a private array count rounds; the others keep "
-          "base = lid * chunk; base += W * chunk (memref_stage/work_group_sharing.py, "
-          "count_rounds)",
-          "tests/test_tutorials.py (fused attention, TRITON_SPIRV_TARGET=gpu)"),
 )
 QUIRKS = {quirk.name: quirk for quirk in _POCL_QUIRKS}
 

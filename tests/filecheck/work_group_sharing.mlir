@@ -48,21 +48,15 @@ func.func @even(%out: memref<?xf32>) {
 }
 
 // -----
-// Without a private array the loop counts its rounds alike (the strided form,
-// `for base = lid * 2; base < 300; base += 256`, only on devices with the quirk
-// counted_rounds_private_only): 300 iterations in chunks of 2, 2 rounds of 256, the
-// second not full, so each chunk checks its start.
+// Without a private array the loop keeps its strided form: 300 iterations in chunks
+// of 2, the work-item's first at lid * 2, then every 256.
 
 // CHECK-LABEL: func.func @uneven
 // CHECK:       %[[START:.*]] = arith.muli %thread_id_x, %c2 : index
-// CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c2 step %c1 {
-// CHECK-NEXT:    %[[OFF:.*]] = arith.muli %[[K]], %c256 : index
-// CHECK-NEXT:    %[[BASE:.*]] = arith.addi %[[OFF]], %[[START]] : index
-// CHECK-NEXT:    %[[IN:.*]] = arith.cmpi slt, %[[BASE]], %c300 : index
-// CHECK-NEXT:    scf.if %[[IN]] {
-// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c2 step %c1 {
-// CHECK-NEXT:        %[[I:.*]] = arith.addi %[[BASE]], %[[J]] : index
-// CHECK-NEXT:        memref.store %{{.*}}, %arg0[%[[I]]]
+// CHECK-NEXT:  scf.for %[[BASE:.*]] = %[[START]] to %c300 step %c256 {
+// CHECK-NEXT:    scf.for %[[J:.*]] = %c0 to %c2 step %c1 {
+// CHECK-NEXT:      %[[I:.*]] = arith.addi %[[BASE]], %[[J]] : index
+// CHECK-NEXT:      memref.store %{{.*}}, %arg0[%[[I]]]
 func.func @uneven(%out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -77,7 +71,7 @@ func.func @uneven(%out: memref<?xf32>) {
 
 // -----
 // A copy between two 8x64 tiles in a loop's body (copy_loops.py, then distributed in
-// chunks of one element; the fill before it is one counted round, no loop): element lid, lid + 128, ..., row-major, between the
+// chunks of one element): element lid, lid + 128, ..., row-major, between the
 // barriers its neighbours need.
 
 // CHECK-LABEL: func.func @spread
@@ -85,6 +79,7 @@ func.func @uneven(%out: memref<?xf32>) {
 // CHECK-NEXT:  %[[B:.*]] = memref.alloc() : memref<8x64xf32>
 // CHECK-NOT:   memref.copy
 // CHECK:       memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT:  }
 // CHECK-NEXT:  }
 // CHECK-NEXT:  gpu.barrier
 // CHECK-NEXT:  scf.for %[[I:.*]] = %thread_id_x to %c512 step %c128 {
