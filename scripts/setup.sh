@@ -19,7 +19,8 @@ PY
 }
 
 apt_packages="pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo"
-if [ "${WITH_OCLGRIND:-0}" = 1 ]; then apt_packages="$apt_packages oclgrind liboclgrind-dev g++"; fi  # the dev package: the warp-model plugin
+# liboclgrind-dev and g++: the warp-model plugin (tests/test_warp_*.py)
+if [ "${WITH_OCLGRIND:-0}" = 1 ]; then apt_packages="$apt_packages oclgrind liboclgrind-dev g++"; fi
 if ! have_opencl_device || [ "${WITH_OCLGRIND:-0}" = 1 ]; then
   if command -v apt-get >/dev/null; then
     $SUDO apt-get update -qq

@@ -11,6 +11,7 @@ from mlir import ir, passmanager
 from filecheck_helper import check_file, module_pass
 from triton_spirv.hlo import passes as hlo_passes
 from triton_spirv.memref_stage.in_place_updates import update_in_place
+from triton_spirv.memref_stage.local_padding import pad_local_tiles
 from triton_spirv.memref_stage.owner_copies import copy_by_owners
 from triton_spirv.memref_stage.program_loops import loop_programs
 from triton_spirv.memref_stage.register_blocking import block_contractions
@@ -44,6 +45,7 @@ PASSES = {
     "hlo-vectorize-loads-stores": module_pass(hlo_passes.vectorize_loads_stores),
     # lanes.py's pack_lane_accumulators, then canonicalize (as the pipeline runs it)
     "hlo-pack-lane-accumulators": module_pass(hlo_passes.pack_lanes),
+    "local-padding": module_pass(pad_local_tiles),
     "program-loops": module_pass(loop_programs),
     "register-blocking": module_pass(block_contractions),
     "stream-forwarding": module_pass(forward_streams),

@@ -374,7 +374,7 @@ def make_memref(src: str, metadata, options) -> str:
                                  streaming_stores=options.streaming_stores and target.is_cpu,
                                  collectives=options.work_group_collectives
                                  and bool(target.work_group_collectives),
-                                 quirks=target.quirks)
+                                 quirks=target.quirks, local_mem_bytes=target.local_mem_bytes)
 
 
 def make_cl(src: str, metadata, options) -> str:

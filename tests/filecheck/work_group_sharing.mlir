@@ -3,27 +3,22 @@
 // then canonicalize and cse as the pipeline runs them).
 
 // A tile only its owners touch becomes each work-item's private array; the loops that
-// index it count their rounds from 0 (1024 iterations in chunks of 4: 2 rounds of 512,
-// both full, no bounds check), the array indexed by round * 4 + the place in the
-// chunk: constants once a GPU compiler unrolls the rounds.
+// index it count their rounds from 0 (1024 iterations, one per work-item and round:
+// 8 rounds of 128, all full, no bounds check), the array indexed by the round: constants
+// once a GPU compiler unrolls the rounds. The lanes of a round take consecutive
+// elements, lid + 128 * round (coalesced).
 
 // CHECK-LABEL: func.func @even
 // CHECK:       %[[MINE:.*]] = memref.alloca() : memref<8xf32>
-// CHECK-NEXT:  %[[START:.*]] = arith.muli %thread_id_x, %c4 : index
-// CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c2 step %c1 {
-// CHECK-NEXT:    %[[ROUND:.*]] = arith.muli %[[K]], %c512 : index
-// CHECK-NEXT:    %[[BASE:.*]] = arith.addi %[[ROUND]], %[[START]] : index
-// CHECK-NEXT:    scf.for %[[J:.*]] = %c0 to %c4 step %c1 {
-// CHECK-NEXT:      %[[I:.*]] = arith.addi %[[BASE]], %[[J]] : index
-// CHECK-NEXT:      %[[CHUNK:.*]] = arith.muli %[[K]], %c4 : index
-// CHECK-NEXT:      %[[OWNED:.*]] = arith.addi %[[CHUNK]], %[[J]] : index
-// CHECK-NEXT:      %[[X:.*]] = memref.load %arg0[%[[I]]]
-// CHECK-NEXT:      %[[Y:.*]] = arith.addf %[[X]], %{{.*}} : f32
-// CHECK-NEXT:      memref.store %[[Y]], %[[MINE]][%[[OWNED]]]
-// CHECK-NEXT:    }
+// CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c8 step %c1 {
+// CHECK-NEXT:    %[[ROUND:.*]] = arith.muli %[[K]], %c128 : index
+// CHECK-NEXT:    %[[I:.*]] = arith.addi %[[ROUND]], %thread_id_x : index
+// CHECK-NEXT:    %[[X:.*]] = memref.load %arg0[%[[I]]]
+// CHECK-NEXT:    %[[Y:.*]] = arith.addf %[[X]], %{{.*}} : f32
+// CHECK-NEXT:    memref.store %[[Y]], %[[MINE]][%[[K]]]
 // CHECK-NEXT:  }
-// CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c2 step %c1 {
-// CHECK:           memref.load %[[MINE]]
+// CHECK-NEXT:  scf.for %[[K:.*]] = %c0 to %c8 step %c1 {
+// CHECK:           memref.load %[[MINE]][%[[K]]]
 // CHECK-NOT:   gpu.barrier
 // CHECK:       return
 func.func @even(%out: memref<?xf32>) {
@@ -48,15 +43,12 @@ func.func @even(%out: memref<?xf32>) {
 }
 
 // -----
-// Without a private array the loop keeps its strided form: 300 iterations in chunks
-// of 2, the work-item's first at lid * 2, then every 256.
+// Without a private array the loop keeps its strided form: 300 iterations, the
+// work-item's first at lid, then every 128.
 
 // CHECK-LABEL: func.func @uneven
-// CHECK:       %[[START:.*]] = arith.muli %thread_id_x, %c2 : index
-// CHECK-NEXT:  scf.for %[[BASE:.*]] = %[[START]] to %c300 step %c256 {
-// CHECK-NEXT:    scf.for %[[J:.*]] = %c0 to %c2 step %c1 {
-// CHECK-NEXT:      %[[I:.*]] = arith.addi %[[BASE]], %[[J]] : index
-// CHECK-NEXT:      memref.store %{{.*}}, %arg0[%[[I]]]
+// CHECK:       scf.for %[[I:.*]] = %thread_id_x to %c300 step %c128 {
+// CHECK-NEXT:    memref.store %{{.*}}, %arg0[%[[I]]]
 func.func @uneven(%out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -70,9 +62,10 @@ func.func @uneven(%out: memref<?xf32>) {
 }
 
 // -----
-// A copy between two 8x64 tiles in a loop's body (copy_loops.py, then distributed in
-// chunks of one element): element lid, lid + 128, ..., row-major, between the
-// barriers its neighbours need.
+// A copy between two 8x64 tiles in a loop's body (copy_loops.py, then distributed):
+// element lid, lid + 128, ..., row-major, as the loop that fills the source tile
+// distributes it, so each work-item copies what it wrote (no barrier between the two);
+// one barrier before work-item 0 reads an element of the copy.
 
 // CHECK-LABEL: func.func @spread
 // CHECK:       %[[A:.*]] = memref.alloc() : memref<8x64xf32>
@@ -80,8 +73,6 @@ func.func @uneven(%out: memref<?xf32>) {
 // CHECK-NOT:   memref.copy
 // CHECK:       memref.store %{{.*}}, %[[A]]
 // CHECK-NEXT:  }
-// CHECK-NEXT:  }
-// CHECK-NEXT:  gpu.barrier
 // CHECK-NEXT:  scf.for %[[I:.*]] = %thread_id_x to %c512 step %c128 {
 // CHECK-NEXT:    %[[COL:.*]] = arith.remui %[[I]], %c64 : index
 // CHECK-NEXT:    %[[ROW:.*]] = arith.divui %[[I]], %c64 : index

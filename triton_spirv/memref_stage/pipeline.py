@@ -20,6 +20,7 @@ from .program_loops import loop_programs
 from ..ir_dump import dump_after, dump_requested
 from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
 from .owner_copies import copy_by_owners
+from .local_padding import pad_local_tiles
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
 from .streaming_stores import stream_stores
@@ -77,7 +78,7 @@ def pipeline_text(passes: tuple[str, ...] = LINALG_TO_MEMREF) -> str:
 def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
                     work_items: int = 1, program_loops: bool = False,
                     streaming_stores: bool = False, collectives: bool = False,
-                    quirks: tuple[str, ...] = ()) -> ir.Module:
+                    quirks: tuple[str, ...] = (), local_mem_bytes: int | None = None) -> ir.Module:
     """Lowers `module` in place from Linalg on tensors to the memref stage; with
     `work_items` > 1 (GPU targets) the work-items of a work-group share each program
     (reducing through work-group collective functions with `collectives`);
@@ -85,7 +86,9 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
     consecutive programs of kernels that allow it (program_loops.py); with
     `streaming_stores` (CPU targets, one work-item per group) large launches write
     results they never read with non-temporal stores (streaming_stores.py); `quirks`:
-    the target's device quirks (triton_spirv/target.py) the GPU shape works around."""
+    the target's device quirks (triton_spirv/target.py) the GPU shape works around;
+    `local_mem_bytes`: the target's local memory, which padded tiles must still fit
+    (local_padding.py)."""
     with module.context:
         _run(module, LINALG_TO_AFFINE)
         if work_items > 1:
@@ -125,6 +128,12 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
         share_branch_tiles(module)
         _verify(module, share_branch_tiles.__name__)
         dump_after(share_branch_tiles.__name__, module)
+        if work_items > 1:
+            # __local tiles read along their columns: rows padded off the same bank,
+            # within the target's `local_mem_bytes`.
+            pad_local_tiles(module, local_mem_bytes)
+            _verify(module, pad_local_tiles.__name__)
+            dump_after(pad_local_tiles.__name__, module)
         if program_loops and work_items == 1:
             loop_programs(module)
             _verify(module, loop_programs.__name__)

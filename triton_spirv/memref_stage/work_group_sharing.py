@@ -9,8 +9,10 @@ work-group id stays `program_id`). The rewrite runs on the scf stage, after upst
 1. **Distribution.** Each outermost `scf.parallel` becomes a loop in which work-item
    `lid` owns chunks of `chunk` consecutive iterations (row-major over the parallel
    dimensions) strided by the work-group, `base = lid * chunk; base < total;
-   base += work_items * chunk`: contiguous chunks vectorize and keep neighbouring
-   work-items on neighbouring addresses. A loop that indexes a private array (below)
+   base += work_items * chunk`, with chunks of one iteration: the lanes of a warp run
+   consecutive iterations, so their loads and stores of one instruction are
+   consecutive addresses (coalesced; a chunk of c scalar iterations spaced the lanes
+   c elements apart and used 1/c of each memory transaction). A loop that indexes a private array (below)
    by its round counts the rounds from 0 instead (`count_rounds`):
    `for k < ceil(total / (work_items * chunk))`, `base = (k * work_items + lid) * chunk`,
    `if (base < total)` unless work_items * chunk divides a static total -- a static
@@ -56,9 +58,6 @@ from .work_group_collectives import has_collective, reduce_collectively
 from .work_group_scans import scans_on_work_group
 from .shared_copies import converting_copy_loops
 
-# Elements one work-item owns in a row: 4 elements is one 16-byte vector of f32 (a loop
-# that already moves float4 vectors gets one iteration per chunk).
-MAX_CHUNK = 4
 # Triton counts num_warps in warps of 32 lanes (its threads_per_warp).
 WARP_LANES = 32
 # Unit attribute of the `scf.if lid == 0` of a single-work-item section: later stages
@@ -169,8 +168,8 @@ class _Sharing:
 
     # ------------------------------------------------------------ distribution
 
-    def distribute(self, parallel, chunk: int | None = None) -> None:
-        """`chunk`: the iterations a work-item owns in a row, else as _chunk picks."""
+    def distribute(self, parallel, chunk: int = 1) -> None:
+        """`chunk`: the iterations a work-item owns in a row."""
         n = len(parallel.regions[0].blocks[0].arguments)
         lbs, ubs, steps = (list(parallel.operands)[k * n:(k + 1) * n] for k in range(3))
         body = parallel.regions[0].blocks[0]
@@ -184,13 +183,11 @@ class _Sharing:
                          [l.operands[2] for l in nest], [_iv(l) for l in nest],
                          list(body.operations)[:-1])
 
-    def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops, chunk=None) -> None:
+    def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops, chunk=1) -> None:
         with parallel.location, ir.InsertionPoint(parallel):
             index = ir.IndexType.get()
             trips = [self._trip_count(lb, ub, step) for lb, ub, step in zip(lbs, ubs, steps)]
             total_static = _product([_constant_index(t) for t in trips])
-            if chunk is None:
-                chunk = _chunk(total_static, self.work_items, _elements_per_iteration(body_ops))
             total = trips[0]
             for trip in trips[1:]:
                 total = arith.muli(total, trip)
@@ -505,7 +502,7 @@ class _Sharing:
         with copy.location, ir.InsertionPoint(copy):
             loop = copy_loop(source, target, list(ir.MemRefType(source.type).shape))
         copy.operation.erase()
-        self.distribute(loop, chunk=1)
+        self.distribute(loop)
 
     def _shared(self, op) -> bool:
         """Distributed loops, collective copies, or ops holding them."""
@@ -774,35 +771,6 @@ def _product(values):
     for v in values:
         result *= v
     return result
-
-
-def _chunk(total: int | None, work_items: int, elements: int = 1) -> int:
-    """Contiguous iterations per chunk: up to MAX_CHUNK elements (`elements` per
-    iteration) while every work-item still gets at least one chunk."""
-    most = max(1, MAX_CHUNK // elements)
-    if total is None:
-        return most
-    chunk = 1
-    while chunk < most and total >= 2 * chunk * work_items:
-        chunk *= 2
-    return chunk
-
-
-def _elements_per_iteration(body_ops: list) -> int:
-    """The widest vector a load or store of a loop body moves, also inside its ifs (the
-    vector path of a masked copy, owner_copies.py); 1 for scalar bodies."""
-    accesses = [op for op in _with_if_branches(body_ops) if op.name in _ACCESS_OPS]
-    return max([_vector_width(op) for op in accesses], default=1)
-
-
-def _with_if_branches(ops: list) -> list:
-    found = []
-    for op in ops:
-        found.append(op)
-        if op.name == "scf.if":
-            found += _with_if_branches([inner for region in op.regions
-                                        for block in region.blocks for inner in block.operations])
-    return found
 
 
 def _delinearize(linear, trips: list) -> list:

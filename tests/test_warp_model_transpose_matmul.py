@@ -1,0 +1,40 @@
+"""GPU-shaped transpose and matmul on the warp model (benchmarks/warp_model.py): the
+lanes of a warp read and write consecutive global addresses (coalesced) and their
+`__local` tiles serve a warp without bank conflicts (memref_stage/local_padding.py).
+
+Needs Oclgrind and the warp model (an Oclgrind plugin; WARP_MODEL_DIR names its folder,
+the one holding wmlib.py); skipped without them. Before the distribution in chunks of
+one iteration and the padded tiles: transpose 8-way conflicts and 0.25 coalescing,
+matmul 4.0 average / 8-way and 0.25.
+"""
+import os
+import shutil
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import warp_model  # noqa: E402
+
+WMLIB = warp_model.warp_model_library()
+pytestmark = pytest.mark.skipif(WMLIB is None or shutil.which("oclgrind") is None,
+                                reason="needs oclgrind and the warp model (WARP_MODEL_DIR)")
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    folders = warp_model.record_families(str(tmp_path_factory.mktemp("warp-model")))
+    return {name: warp_model.measure_recording(WMLIB, path) for name, path in folders.items()}
+
+
+@pytest.mark.parametrize("family", list(warp_model.FAMILIES))
+def test_no_bank_conflicts(records, family):
+    record = records[family]
+    assert record["local_bank_ways_avg"] <= 1.1, record
+    assert record["local_bank_ways_max"] <= 2, record
+
+
+@pytest.mark.parametrize("family", list(warp_model.FAMILIES))
+def test_coalesced_global_accesses(records, family):
+    assert records[family]["global_efficiency"] >= 0.9, records[family]
