@@ -17,6 +17,10 @@ A kernel whose work-groups run consecutive programs (metadata `program_loop`) ta
 kernels have no flat memory buffers or assert record, and bounds-checked mode's
 parameters follow it.
 
+The Triton backend's own extern functions (the fp8e4b15 casts, which Triton leaves to
+the backend) are named here too: the backend hook (triton_spirv/compiler.py) calls
+them, the Triton frontend (triton_spirv/ttir_to_linalg/elementwise.py) lowers them.
+
 This package imports nothing of the project's: the emitter (emitter_opencl/bounds.py),
 the Triton frontend (triton_spirv/ttir_to_linalg/debug.py) and the launcher
 (launcher/bounds.py, launcher/asserts.py) all import it, and the launcher stays free of
@@ -92,3 +96,14 @@ class BoundsSite:
 def bounds_error_index(record) -> int:
     """The element index the first out-of-bounds access wrote into the bounds record."""
     return (int(record[BOUNDS_INDEX_HIGH]) << 32) | (int(record[BOUNDS_INDEX_LOW]) & 0xffffffff)
+
+
+# -- The fp8e4b15 casts (extern calls of the Triton backend) ------------------------------
+#
+# fp8e4b15 has no MLIR type in Triton (its values are i8 in TTIR), so Triton leaves its
+# casts to the backend, which calls these names; no kernel source ever defines them.
+
+FP8E4B15_PREFIX = "__triton_spirv_fp8e4b15_"
+FP8E4B15_TO_FLOAT = FP8E4B15_PREFIX + "to_float"
+FP8E4B15_FROM_FLOAT = {"rtne": FP8E4B15_PREFIX + "from_float_rtne",
+                       "rtz": FP8E4B15_PREFIX + "from_float_rtz"}
