@@ -24,6 +24,8 @@ from mlir import ir
 # Importing the dialect modules registers their op classes with the bindings.
 from mlir.dialects import arith, func, gpu, math, memref, scf, vector  # noqa: F401
 
+from triton_spirv.ir_helpers import root_buffer
+
 from . import atomics, collectives, control_flow, memory, prefetch, scalars, vectors
 from . import ctypes_table as ct
 from .bounds import HELPER_NAMES as BOUNDS_HELPER_NAMES, BoundsChecks
@@ -567,24 +569,13 @@ class KernelEmitter:
 # Ops that write a memref operand, by operand position.
 _WRITES = {"memref.store": 1, "vector.store": 1, "vector.transfer_write": 1,
            "memref.copy": 1}
-_VIEW_OPS = ("memref.subview", "memref.reinterpret_cast", "memref.collapse_shape",
-             "memref.expand_shape", "memref.cast")
-
-
-def _root(value: ir.Value) -> ir.Value:
-    """The buffer a memref view is a view of."""
-    while not isinstance(value.owner, ir.Block) and value.owner.name in _VIEW_OPS:
-        value = value.owner.operands[0]
-    return value
-
-
 def _writers(func_op) -> dict[ir.Value, list]:
     """Per buffer, the ops that write it, in program order."""
     found: dict[ir.Value, list] = {}
     for op in walk(func_op.regions[0]):
         position = _WRITES.get(op.operation.name)
         if position is not None:
-            found.setdefault(_root(op.operands[position]), []).append(op)
+            found.setdefault(root_buffer(op.operands[position]), []).append(op)
     return found
 
 

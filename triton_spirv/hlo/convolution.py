@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from mlir.dialects import arith
 
+from ..ir_helpers import named
 from .elementwise import convert_value
 from .errors import HloUnsupportedError, where
 from .indexing import Const, Dim
@@ -160,9 +161,3 @@ def emit_convolution(em, instr, indices):
         return em.in_region(step)
     zero = scalar_constant(out_et, 0)
     return loop_nest(list(window["size"]) + [per_group], [zero], body)
-
-
-def named(name: str):
-    """A NameLoc: the OpenCL emitter names the C values after it."""
-    from mlir import ir
-    return ir.Location.name(name, childLoc=ir.Location.current)

@@ -25,7 +25,7 @@ from mlir import ir
 from mlir.dialects import arith, func, gpu, scf, tensor
 
 from ..dialect_modules import use_light_dialect_modules
-from ..memref_stage.affine_nests import named
+from ..ir_helpers import named
 from . import analysis
 from . import builders as b
 from . import linalg_ops as linalg
