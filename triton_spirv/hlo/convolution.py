@@ -31,6 +31,8 @@ from ..ir_helpers import named
 from .elementwise import convert_value
 from .errors import HloUnsupportedError, where
 from .indexing import Const, Dim
+from .mlir_types import scalar_constant
+from .scalar_code import apply_expr, if_else, loop_nest, window_input_positions
 
 
 @dataclass(frozen=True)
@@ -113,8 +115,6 @@ def check_convolution(instr) -> tuple[ConvDims, dict, int, int]:
 
 def emit_convolution(em, instr, indices):
     """One output element: the window x group-features loop nest."""
-    from .elemental import (apply_expr, if_else, loop_nest, scalar_constant,
-                            window_input_positions)
     lhs, rhs = instr.operands
     dims, window, groups, batch_groups = check_convolution(instr)
     out_et = instr.shape.element

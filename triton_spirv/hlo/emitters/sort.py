@@ -28,10 +28,11 @@ from typing import Callable
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
-from ..elemental import Elemental, compute_type, const_index, if_else
+from ..elemental import Elemental, compute_type, const_index
 from ..elementwise import total_order_key
 from ..errors import HloUnsupportedError, where
 from ..reader import custom_call_target
+from ..scalar_code import if_else
 from . import EmitterChoice
 from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize,
                    named, to_storage)
