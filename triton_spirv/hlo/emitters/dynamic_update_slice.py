@@ -9,7 +9,7 @@ from mlir.dialects import arith, scf, tensor
 
 from ..elemental import Elemental, const_index
 from ..scalar_code import clamp_index, to_index
-from . import EmitterChoice
+from .heroes import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 from .loop import emit_loop
 

@@ -9,7 +9,7 @@ from mlir.dialects import scf, tensor
 from ..mlir_types import const_index
 from ..indexing import Dim, IndexingMap, add, floordiv, mod
 from ..scalar_code import apply_map
-from . import EmitterChoice
+from .heroes import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 
 

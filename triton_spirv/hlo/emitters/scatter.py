@@ -14,7 +14,7 @@ from mlir.dialects import arith, scf, tensor
 from ..elemental import Elemental, const_index
 from ..errors import HloUnsupportedError, where
 from ..scalar_code import to_index
-from . import EmitterChoice
+from .heroes import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 from .dynamic_update_slice import emit_operand_copy
 

@@ -33,7 +33,7 @@ from mlir.dialects import arith, gpu, scf, tensor, vector
 from ..mlir_types import compute_type, const_index, storage_type
 from ..indexing import IndexingMap, Dim, Sym, add, mul
 from ..scalar_code import apply_expr
-from . import EmitterChoice, reaches_through_elementwise
+from .heroes import EmitterChoice, reaches_through_elementwise
 from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, dim_value,
                    host_cdiv, host_mul, host_product, index_product, linearize, named,
                    to_storage)
