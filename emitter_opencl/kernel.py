@@ -24,6 +24,7 @@ from mlir import ir
 # Importing the dialect modules registers their op classes with the bindings.
 from mlir.dialects import arith, func, gpu, math, memref, scf, vector  # noqa: F401
 
+from opencl_abi import BOUNDS_EXTENT, BOUNDS_RECORD, hidden_parameters
 from triton_spirv.ir_helpers import root_buffer
 
 from . import atomics, collectives, control_flow, memory, prefetch, scalars, vectors
@@ -225,9 +226,11 @@ class KernelEmitter:
         return int(ir.IntegerAttr(attrs["opencl.flat_memory"]).value) \
             if "opencl.flat_memory" in attrs else 0
 
-    def _n_hidden_args(self) -> int:
-        """Parameters after the kernel's own: flat memory buffers, then the assert record."""
-        return self._flat_memory() + ("opencl.asserts" in self.func.attributes)
+    def _abi_facts(self) -> dict:
+        """What decides the kernel's hidden parameters (opencl_abi.hidden_parameters)."""
+        attrs = self.func.attributes
+        return dict(program_loop="opencl.program_loop" in attrs,
+                    flat_memory=self._flat_memory(), asserts="opencl.asserts" in attrs)
 
     def _asserts(self) -> list[list]:
         """[path, line, message] per assert id; the record parameter is the last one."""
@@ -243,13 +246,16 @@ class KernelEmitter:
 
     def _declare_bounds_params(self, params: list[str]) -> list[str]:
         """Bounds-checked mode: an extent per global buffer and the error record."""
-        block = self.func.regions[0].blocks[0]
-        # The flat memory buffers and the assert record are the launcher's own buffers.
-        arguments = list(block.arguments)
-        arguments = arguments[:len(arguments) - self._n_hidden_args()]
-        buffers = [(i, self.views[arg].buffer.name) for i, arg in enumerate(arguments)
+        # The hidden parameters the function has already (program loop, flat memory, assert
+        # record) come before bounds-checked mode's and are not checked.
+        arguments = list(self.func.regions[0].blocks[0].arguments)
+        facts = self._abi_facts()
+        n_own = len(arguments) - len(hidden_parameters(0, **facts))
+        buffers = [(i, self.views[arg].buffer.name) for i, arg in enumerate(arguments[:n_own])
                    if arg in self.views]
-        return self.bounds.add_hidden_params(params, buffers)
+        hidden = hidden_parameters(n_own, bounds_buffers=[index for index, _ in buffers], **facts)
+        return self.bounds.add_hidden_params(
+            params, buffers, [p for p in hidden if p.kind in (BOUNDS_EXTENT, BOUNDS_RECORD)])
 
     def single_work_item(self) -> bool:
         """True when a work-group is one work-item: nothing to synchronize with."""
