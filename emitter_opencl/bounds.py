@@ -20,8 +20,8 @@ Without the option none of this is printed: generated code is unchanged.
 
 from __future__ import annotations
 
-from opencl_abi import (BOUNDS_CLAIMED, BOUNDS_COUNT, BOUNDS_INDEX_HIGH, BOUNDS_INDEX_LOW,
-                        BOUNDS_SITE, BoundsSite)
+from opencl_abi import (BOUNDS_CLAIMED, BOUNDS_COUNT, BOUNDS_EXTENT, BOUNDS_INDEX_HIGH,
+                        BOUNDS_INDEX_LOW, BOUNDS_SITE, BoundsSite)
 
 from . import ctypes_table as ct
 from .locations import real_source_line, source_line
@@ -110,20 +110,24 @@ class BoundsChecks:
 
     # -- declarations --------------------------------------------------------
 
-    def add_hidden_params(self, params: list[str], buffers: list[tuple[int, str]]) -> list[str]:
-        """Append the hidden parameters to `params`; -> their C types."""
+    def add_hidden_params(self, params: list[str], buffers: list[tuple[int, str]],
+                          hidden: list) -> list[str]:
+        """Append bounds-checked mode's hidden parameters to `params`: `hidden`, as
+        opencl_abi.hidden_parameters gives them, an extent per (index, C name) of `buffers`
+        and the record; -> their C types."""
         names = self.emitter.names
-        types = []
-        for index, name in buffers:
-            extent = names.fresh(f"{name}_extent")
-            self.extents[name] = extent
-            self.params[name] = index
-            self.hidden_params.append(index)
-            params.append(f"long {extent}")
-            types.append("long")
-        params.append(f"__global int* {ERROR_PARAM}")
-        types.append("__global int*")
-        return types
+        extents = iter(buffers)
+        for parameter in hidden:
+            if parameter.kind == BOUNDS_EXTENT:
+                index, name = next(extents)
+                extent = names.fresh(f"{name}_extent")
+                self.extents[name] = extent
+                self.params[name] = index
+                self.hidden_params.append(index)
+                params.append(f"{parameter.c_type} {extent}")
+            else:
+                params.append(f"{parameter.c_type} {ERROR_PARAM}")
+        return [parameter.c_type for parameter in hidden]
 
     def helpers_source(self) -> str:
         return "\n".join([_HELPERS, *self.vector_helpers.values()])

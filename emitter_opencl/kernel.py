@@ -24,6 +24,9 @@ from mlir import ir
 # Importing the dialect modules registers their op classes with the bindings.
 from mlir.dialects import arith, func, gpu, math, memref, scf, vector  # noqa: F401
 
+from opencl_abi import BOUNDS_EXTENT, BOUNDS_RECORD, hidden_parameters
+from triton_spirv.ir_helpers import root_buffer
+
 from . import atomics, collectives, control_flow, memory, prefetch, scalars, vectors
 from . import ctypes_table as ct
 from .bounds import HELPER_NAMES as BOUNDS_HELPER_NAMES, BoundsChecks
@@ -223,9 +226,11 @@ class KernelEmitter:
         return int(ir.IntegerAttr(attrs["opencl.flat_memory"]).value) \
             if "opencl.flat_memory" in attrs else 0
 
-    def _n_hidden_args(self) -> int:
-        """Parameters after the kernel's own: flat memory buffers, then the assert record."""
-        return self._flat_memory() + ("opencl.asserts" in self.func.attributes)
+    def _abi_facts(self) -> dict:
+        """What decides the kernel's hidden parameters (opencl_abi.hidden_parameters)."""
+        attrs = self.func.attributes
+        return dict(program_loop="opencl.program_loop" in attrs,
+                    flat_memory=self._flat_memory(), asserts="opencl.asserts" in attrs)
 
     def _asserts(self) -> list[list]:
         """[path, line, message] per assert id; the record parameter is the last one."""
@@ -241,13 +246,16 @@ class KernelEmitter:
 
     def _declare_bounds_params(self, params: list[str]) -> list[str]:
         """Bounds-checked mode: an extent per global buffer and the error record."""
-        block = self.func.regions[0].blocks[0]
-        # The flat memory buffers and the assert record are the launcher's own buffers.
-        arguments = list(block.arguments)
-        arguments = arguments[:len(arguments) - self._n_hidden_args()]
-        buffers = [(i, self.views[arg].buffer.name) for i, arg in enumerate(arguments)
+        # The hidden parameters the function has already (program loop, flat memory, assert
+        # record) come before bounds-checked mode's and are not checked.
+        arguments = list(self.func.regions[0].blocks[0].arguments)
+        facts = self._abi_facts()
+        n_own = len(arguments) - len(hidden_parameters(0, **facts))
+        buffers = [(i, self.views[arg].buffer.name) for i, arg in enumerate(arguments[:n_own])
                    if arg in self.views]
-        return self.bounds.add_hidden_params(params, buffers)
+        hidden = hidden_parameters(n_own, bounds_buffers=[index for index, _ in buffers], **facts)
+        return self.bounds.add_hidden_params(
+            params, buffers, [p for p in hidden if p.kind in (BOUNDS_EXTENT, BOUNDS_RECORD)])
 
     def single_work_item(self) -> bool:
         """True when a work-group is one work-item: nothing to synchronize with."""
@@ -567,24 +575,13 @@ class KernelEmitter:
 # Ops that write a memref operand, by operand position.
 _WRITES = {"memref.store": 1, "vector.store": 1, "vector.transfer_write": 1,
            "memref.copy": 1}
-_VIEW_OPS = ("memref.subview", "memref.reinterpret_cast", "memref.collapse_shape",
-             "memref.expand_shape", "memref.cast")
-
-
-def _root(value: ir.Value) -> ir.Value:
-    """The buffer a memref view is a view of."""
-    while not isinstance(value.owner, ir.Block) and value.owner.name in _VIEW_OPS:
-        value = value.owner.operands[0]
-    return value
-
-
 def _writers(func_op) -> dict[ir.Value, list]:
     """Per buffer, the ops that write it, in program order."""
     found: dict[ir.Value, list] = {}
     for op in walk(func_op.regions[0]):
         position = _WRITES.get(op.operation.name)
         if position is not None:
-            found.setdefault(_root(op.operands[position]), []).append(op)
+            found.setdefault(root_buffer(op.operands[position]), []).append(op)
     return found
 
 

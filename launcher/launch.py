@@ -27,6 +27,8 @@ import numbers
 import operator
 import sys
 
+from opencl_abi import ASSERT_RECORD, FLAT_MEMORY, NUM_PROGRAMS, first_index, hidden_parameters
+
 from . import compiled_launch as _compiled
 from . import replay as _replay
 from .asserts import assert_plan
@@ -653,11 +655,12 @@ class OpenCLLauncher:
 
     def _bind(self, function):
         n_params = len(self._param_types)
-        hidden = (function.bounds.n_hidden if function.bounds is not None else 0) + (self._asserts is not None)
-        hidden += self._program_loop is not None
-        n_flat = self._flat.count if self._flat is not None else 0
-        hidden += n_flat
-        if function.num_args - hidden != n_params:
+        hidden = hidden_parameters(
+            n_params, program_loop=self._program_loop is not None,
+            flat_memory=self._flat.count if self._flat is not None else 0,
+            asserts=self._asserts is not None,
+            bounds_buffers=function.bounds.params if function.bounds is not None else None)
+        if function.num_args - len(hidden) != n_params:
             raise KernelArgumentError(
                 f"kernel '{self.kernel_name}' has {function.num_args} OpenCL parameters but its Triton "
                 f"signature has {n_params} non-constexpr arguments ({self._param_types})")
@@ -667,13 +670,13 @@ class OpenCLLauncher:
                 raise KernelArgumentError(
                     f"parameter {index} of kernel '{self.kernel_name}' is declared '{decl}' in the OpenCL "
                     f"source but the Triton signature says {ty!r}: {problem}")
-        # Hidden parameters: flat memory buffers, assert record, then bounds-checked mode's.
+        # Hidden parameters where opencl_abi puts them (bounds-checked mode's: bounds.py).
         if self._flat is not None:
-            self._flat.bind(function, n_params)
+            self._flat.bind(function, first_index(hidden, FLAT_MEMORY))
         if self._asserts is not None:
-            self._assert_index = n_params + n_flat
+            self._assert_index = first_index(hidden, ASSERT_RECORD)
         if self._program_loop is not None:
-            self._program_loop.bind(function, n_params)
+            self._program_loop.bind(function, first_index(hidden, NUM_PROGRAMS))
         self._buffers = function.device.buffers
         self._work_sizes = {}  # grid -> sizes to enqueue, for this kernel (_plan_work_sizes)
         self._plain = (function.device.zero_copy and function.bounds is None and not self._has_tuples

@@ -15,7 +15,12 @@ The launcher zeroes both records before each launch.
 A kernel whose work-groups run consecutive programs (metadata `program_loop`) takes
 `long num_programs_x` (the grid's first dimension) right after its own parameters; such
 kernels have no flat memory buffers or assert record, and bounds-checked mode's
-parameters follow it.
+parameters follow it. `hidden_parameters` computes this list from a kernel's facts; the
+converter, the emitter and the launcher all ask it.
+
+The Triton backend's own extern functions (the fp8e4b15 casts, which Triton leaves to
+the backend) are named here too: the backend hook (triton_spirv/compiler.py) calls
+them, the Triton frontend (triton_spirv/ttir_to_linalg/elementwise.py) lowers them.
 
 This package imports nothing of the project's: the emitter (emitter_opencl/bounds.py),
 the Triton frontend (triton_spirv/ttir_to_linalg/debug.py) and the launcher
@@ -26,6 +31,52 @@ any frontend and of MLIR.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
+
+# -- The hidden parameters ---------------------------------------------------------------
+
+NUM_PROGRAMS = "num_programs"      # long: the grid's first dimension (program loops)
+FLAT_MEMORY = "flat_memory"        # one buffer per pointee type (tt.int_to_ptr)
+ASSERT_RECORD = "assert_record"    # tl.device_assert
+BOUNDS_EXTENT = "bounds_extent"    # long: element count of one checked buffer
+BOUNDS_RECORD = "bounds_record"    # bounds-checked mode's error record
+
+
+@dataclass(frozen=True)
+class HiddenParameter:
+    """One parameter after a kernel's own. `c_type` is its OpenCL C type (None for a flat
+    memory buffer: a pointer to its pointee type, which the converter chooses); `buffer`
+    is, for a bounds extent, the kernel parameter index of the buffer it bounds."""
+    kind: str
+    index: int
+    c_type: str | None
+    buffer: int | None = None
+
+
+def hidden_parameters(n_own: int, *, program_loop: bool = False, flat_memory: int = 0,
+                      asserts: bool = False,
+                      bounds_buffers: Sequence[int] | None = None) -> list[HiddenParameter]:
+    """The hidden parameters of a kernel with `n_own` parameters of its own, in order:
+    `program_loop`: its work-groups run consecutive programs; `flat_memory`: how many flat
+    memory buffers; `asserts`: it has device asserts; `bounds_buffers`: in bounds-checked
+    mode, the parameter index of each checked buffer (None: not bounds-checked)."""
+    kinds: list[tuple[str, str | None, int | None]] = []
+    if program_loop:
+        kinds.append((NUM_PROGRAMS, "long", None))
+    kinds += [(FLAT_MEMORY, None, None)] * flat_memory
+    if asserts:
+        kinds.append((ASSERT_RECORD, "__global int*", None))
+    if bounds_buffers is not None:
+        kinds += [(BOUNDS_EXTENT, "long", buffer) for buffer in bounds_buffers]
+        kinds.append((BOUNDS_RECORD, "__global int*", None))
+    return [HiddenParameter(kind, n_own + k, c_type, buffer)
+            for k, (kind, c_type, buffer) in enumerate(kinds)]
+
+
+def first_index(hidden: list[HiddenParameter], kind: str) -> int | None:
+    """The parameter index of the first hidden parameter of `kind`, None without one."""
+    return next((p.index for p in hidden if p.kind == kind), None)
+
 
 # -- The assert record (tl.device_assert) ------------------------------------------------
 #
@@ -92,3 +143,14 @@ class BoundsSite:
 def bounds_error_index(record) -> int:
     """The element index the first out-of-bounds access wrote into the bounds record."""
     return (int(record[BOUNDS_INDEX_HIGH]) << 32) | (int(record[BOUNDS_INDEX_LOW]) & 0xffffffff)
+
+
+# -- The fp8e4b15 casts (extern calls of the Triton backend) ------------------------------
+#
+# fp8e4b15 has no MLIR type in Triton (its values are i8 in TTIR), so Triton leaves its
+# casts to the backend, which calls these names; no kernel source ever defines them.
+
+FP8E4B15_PREFIX = "__triton_spirv_fp8e4b15_"
+FP8E4B15_TO_FLOAT = FP8E4B15_PREFIX + "to_float"
+FP8E4B15_FROM_FLOAT = {"rtne": FP8E4B15_PREFIX + "from_float_rtne",
+                       "rtz": FP8E4B15_PREFIX + "from_float_rtz"}

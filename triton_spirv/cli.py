@@ -175,7 +175,7 @@ def cmd_compile(args) -> int:
 def cmd_view(args) -> int:
     from .viewer import triton_kernel_view, write_page
     if args.file.endswith(".hlo"):
-        from .hlo.view import write_module_pages
+        from .hlo.cli import write_module_pages
         if not os.path.exists(args.file):
             raise CommandError(f"no such file: {args.file}")
         try:

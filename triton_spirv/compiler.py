@@ -27,6 +27,7 @@ from triton._C.libtriton import passes
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
 from launcher import triton_key_cache
+from opencl_abi import FP8E4B15_FROM_FLOAT, FP8E4B15_TO_FLOAT
 from launcher.il import requested_mode, spirv_versions
 from launcher.file_memo import files_under, remembered
 
@@ -192,11 +193,8 @@ class OpenCLBackend(BaseBackend):
 
 
 # fp8e4b15 has no MLIR type in Triton (its values are i8 in TTIR), so Triton leaves its
-# casts to the backend; they travel as extern calls that the frontend turns into fp8
-# conversions (ttir_to_linalg/elementwise.py, fp8e4b15_extern).
-FP8E4B15_TO_FLOAT = "__triton_spirv_fp8e4b15_to_float"
-FP8E4B15_FROM_FLOAT = {"rtne": "__triton_spirv_fp8e4b15_from_float_rtne",
-                       "rtz": "__triton_spirv_fp8e4b15_from_float_rtz"}
+# casts to the backend; they travel as extern calls (names: opencl_abi) that the frontend
+# turns into fp8 conversions (ttir_to_linalg/elementwise.py, fp8e4b15_extern).
 
 
 def _convert_custom_fp8(arg, dst_ty, fp_downcast_rounding=None, _semantic=None):

@@ -121,6 +121,22 @@ def _write_spirv(directory: str, kernel) -> None:
         f.write(kernel.spvasm)
 
 
+def write_module_pages(path: str, directory: str, only: str = "") -> list[str]:
+    """Compiles every kernel of the HLO module in `path` (or only the kernel named
+    `only`) and writes one page per kernel into `directory`; returns their paths."""
+    from .reader import read_hlo_file
+    from .runtime import ModuleRunner
+    from .view import fusion_pages
+    runner = ModuleRunner(read_hlo_file(path), keep_stages=True)
+    runner.compile_all()
+    pages = [page for instr, fusion in runner.fusions.items()
+             for page in fusion_pages(runner, instr, fusion, directory, only)]
+    if only and not pages:
+        names = sorted(k.name for f in runner.fusions.values() for k in f.kernels)
+        raise LookupError(f"{path} has no kernel named '{only}'; its kernels: {', '.join(names)}")
+    return pages
+
+
 def main(argv=None) -> int:
     """Stand-alone entry (`python -m triton_spirv.hlo.cli run ...`)."""
     parser = argparse.ArgumentParser(prog="triton-spirv")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import HloUnsupportedError, where
 from .reader import HloComputation, HloInstruction
 from .shapes import Shape
 
@@ -82,3 +83,33 @@ class ComputationBuilder:
 def array_shape(shape: Shape) -> Shape:
     """The shape without its layout (built instructions use the default layout)."""
     return Shape(shape.element, shape.dims)
+
+
+def wrap_instruction(instr) -> HloComputation:
+    """An unfused instruction as a one-instruction fused computation."""
+    if instr.opcode in ("rng", "rng-bit-generator", "infeed",
+                        "outfeed", "send", "recv", "all-reduce", "fft", "triangular-solve",
+                        "cholesky"):
+        raise HloUnsupportedError(f"{where(instr)}: {instr.opcode} is not supported by the "
+                                  f"HLO frontend")
+    comp = HloComputation(f"wrapped_{instr.name}", [], instr.line)
+    params: dict = {}
+    for operand in instr.operands:
+        if operand in params:
+            continue
+        # Named after the operand, so that shape-check messages name the HLO values.
+        p = HloInstruction(operand.name, "parameter", operand.shape, [], {},
+                           operand.line, operand.column, parameter_number=len(params))
+        p.computation = comp
+        params[operand] = p
+        comp.instructions.append(p)
+    clone = HloInstruction(instr.name, instr.opcode, instr.shape,
+                           [params[o] for o in instr.operands], dict(instr.attrs),
+                           instr.line, instr.column, literal=instr.literal, is_root=True,
+                           called=list(instr.called))
+    clone.computation = comp
+    for p in params.values():
+        p.users.append(clone)
+    comp.instructions.append(clone)
+    comp.module = instr.computation.module if instr.computation else None
+    return comp

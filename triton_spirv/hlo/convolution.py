@@ -27,9 +27,12 @@ from dataclasses import dataclass
 
 from mlir.dialects import arith
 
+from ..ir_helpers import named
 from .elementwise import convert_value
 from .errors import HloUnsupportedError, where
 from .indexing import Const, Dim
+from .mlir_types import scalar_constant
+from .scalar_code import apply_expr, if_else, loop_nest, window_input_positions
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,6 @@ def check_convolution(instr) -> tuple[ConvDims, dict, int, int]:
 
 def emit_convolution(em, instr, indices):
     """One output element: the window x group-features loop nest."""
-    from .elemental import (apply_expr, if_else, loop_nest, scalar_constant,
-                            window_input_positions)
     lhs, rhs = instr.operands
     dims, window, groups, batch_groups = check_convolution(instr)
     out_et = instr.shape.element
@@ -160,9 +161,3 @@ def emit_convolution(em, instr, indices):
         return em.in_region(step)
     zero = scalar_constant(out_et, 0)
     return loop_nest(list(window["size"]) + [per_group], [zero], body)
-
-
-def named(name: str):
-    """A NameLoc: the OpenCL emitter names the C values after it."""
-    from mlir import ir
-    return ir.Location.name(name, childLoc=ir.Location.current)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .computation_builder import LibraryCall
+from .computation_builder import LibraryCall, wrap_instruction
 from .cublas import lower_cublas_gemm
 from .cudnn import (lower_cudnn_backward_filter, lower_cudnn_backward_input,
                     lower_cudnn_forward)
@@ -42,7 +42,6 @@ def lower_custom_call(instr: HloInstruction) -> LibraryCall:
 
 def _top_k(instr: HloInstruction) -> LibraryCall:
     """The call is its own fused computation: the sort emitter reads `TopK` directly."""
-    from .runtime import wrap_instruction
     return LibraryCall(wrap_instruction(instr), list(range(len(instr.shape.leaves()))))
 
 

@@ -21,13 +21,15 @@ from typing import Callable
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, scf, tensor
+from mlir.dialects import arith, tensor
 
+from .convolution import emit_convolution
 from .elementwise import ELEMENTWISE, convert_value
 from .errors import HloUnsupportedError, where
-from .indexing import (INDEX_TRANSFORMS, Add, Const, Dim, Expr, FloorDiv, IndexingMap, Mod,
-                       Mul, Sym, operand_map)
-from .mlir_types import compute_type, const_index, index_type, scalar_constant
+from .indexing import INDEX_TRANSFORMS, operand_map
+from .mlir_types import compute_type, const_index, scalar_constant
+from .scalar_code import (apply_map, clamp_index, if_else, loop_nest, to_index,
+                          window_input_positions)
 from .shapes import ELEMENT_TYPES, ElementType
 
 
@@ -94,75 +96,6 @@ def literal_array(instr) -> np.ndarray:
 # ---------------------------------------------------------------------------
 # Emitting index expressions
 # ---------------------------------------------------------------------------
-
-def apply_expr(e: Expr, dims: list[ir.Value], syms: list[ir.Value] = (),
-               nonnegative: bool = False) -> ir.Value:
-    """`e` evaluated on index values with arith ops. (Not affine.apply: the upstream
-    inliner refuses to inline affine ops into scf regions, and subgraph functions are
-    called from inside loops and ifs.) `nonnegative`: every subexpression is >= 0, so
-    floordiv and mod are C's `/` and `%` (divsi, remsi) without sign corrections."""
-    def emit(x):
-        return apply_expr(x, dims, syms, nonnegative)
-    if isinstance(e, Dim):
-        return dims[e.index]
-    if isinstance(e, Sym):
-        return syms[e.index]
-    if isinstance(e, Const):
-        return const_index(e.value)
-    if isinstance(e, Add):
-        value = emit(e.terms[0])
-        for t in e.terms[1:]:
-            value = arith.addi(value, emit(t))
-        return value
-    if isinstance(e, Mul):
-        return arith.muli(emit(e.expr), const_index(e.factor))
-    if isinstance(e, FloorDiv):
-        divide = arith.divsi if nonnegative else arith.floordivsi
-        return divide(emit(e.expr), const_index(e.divisor))
-    if isinstance(e, Mod):
-        x, c = emit(e.expr), const_index(e.divisor)
-        r = arith.remsi(x, c)
-        if nonnegative:
-            return r
-        negative = arith.cmpi(arith.CmpIPredicate.slt, r, const_index(0))
-        return arith.select(negative, arith.addi(r, c), r)
-    raise TypeError(e)
-
-
-def apply_map(m: IndexingMap, dims: list[ir.Value], syms=()) -> tuple[list[ir.Value], ir.Value | None]:
-    """(operand indices, i1 'constraints hold' or None when there are none)."""
-    indices = [apply_expr(r, dims, syms) for r in m.results]
-    condition = None
-    for e, lo, hi in m.constraints:
-        v = apply_expr(e, dims, syms)
-        if lo == hi:
-            ok = arith.cmpi(arith.CmpIPredicate.eq, v, const_index(lo))
-        else:
-            ok = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, v, const_index(lo)),
-                            arith.cmpi(arith.CmpIPredicate.sle, v, const_index(hi)))
-        condition = ok if condition is None else arith.andi(condition, ok)
-    return indices, condition
-
-
-def to_index(value: ir.Value, et: ElementType) -> ir.Value:
-    if et.is_unsigned:
-        return arith.index_castui(index_type(), value)
-    return arith.index_cast(index_type(), value)
-
-
-def clamp_index(value: ir.Value, lo: int, hi: int) -> ir.Value:
-    return arith.minsi(arith.maxsi(value, const_index(lo)), const_index(max(lo, hi)))
-
-
-def if_else(condition: ir.Value, result_types: list[ir.Type], then_fn, else_fn) -> list[ir.Value]:
-    """scf.if with results; the branches return lists of values."""
-    op = scf.IfOp(condition, result_types, has_else=True)
-    with ir.InsertionPoint(op.then_block):
-        scf.yield_(list(then_fn()))
-    with ir.InsertionPoint(op.else_block):
-        scf.yield_(list(else_fn()))
-    return list(op.results)
-
 
 # ---------------------------------------------------------------------------
 # The emitter
@@ -340,27 +273,6 @@ class Elemental:
 # ---------------------------------------------------------------------------
 
 
-def loop_nest(extents: list, inits: list[ir.Value], body) -> list[ir.Value]:
-    """Nested scf.for over `extents` (ints or index values) carrying `inits`;
-    body(ivs, carried) -> new."""
-    if not extents:
-        return list(body([], inits))
-
-    def level(k, ivs, carried):
-        upper = const_index(extents[k]) if isinstance(extents[k], int) else extents[k]
-        loop = scf.ForOp(const_index(0), upper, const_index(1), carried)
-        with ir.InsertionPoint(loop.body):
-            new_ivs = ivs + [loop.induction_variable]
-            inner = list(loop.inner_iter_args)
-            if k + 1 == len(extents):
-                out = body(new_ivs, inner)
-            else:
-                out = level(k + 1, new_ivs, inner)
-            scf.yield_(list(out))
-        return list(loop.results)
-    return level(0, [], list(inits))
-
-
 def reduce_operands(instr):
     n = len(instr.operands) // 2
     return instr.operands[:n], instr.operands[n:]
@@ -406,35 +318,6 @@ def _reduce_window(em: Elemental, instr, indices) -> list[ir.Value]:
             return if_else(inside, types, apply, lambda: list(accs))
         return em.in_region(step)
     return loop_nest(list(window["size"]), init_values, body)
-
-
-def window_input_positions(out_positions, taps, window: dict, sizes):
-    """Where window tap `taps` of output position `out_positions` reads the input
-    (reduce-window, convolution; `window` as `HloInstruction.window()` gives it):
-    p = s * stride + w * rhs_dilate - pad_low in the lhs-dilated input, an input
-    element when 0 <= p <= (size - 1) * lhs_dilate and p % lhs_dilate == 0, at
-    p / lhs_dilate; elsewhere padding. Returns (input index per dimension, i1
-    'inside the input', or None where every tap is inside)."""
-    positions, inside = [], None
-    for d, (s, w) in enumerate(zip(out_positions, taps)):
-        low, high = window["pad"][d]
-        dilate = window["lhs_dilate"][d]
-        p = apply_expr(Dim(0) * window["stride"][d] + Dim(1) * window["rhs_dilate"][d] - low,
-                       [s, w])
-        conditions = []
-        if low > 0:
-            conditions.append(arith.cmpi(arith.CmpIPredicate.sge, p, const_index(0)))
-        if high > 0 or dilate > 1:
-            conditions.append(arith.cmpi(arith.CmpIPredicate.slt, p,
-                                         const_index((sizes[d] - 1) * dilate + 1)))
-        if dilate > 1:
-            conditions.append(arith.cmpi(arith.CmpIPredicate.eq,
-                                         apply_expr(Dim(0) % dilate, [p]), const_index(0)))
-            p = apply_expr(Dim(0) // dilate, [p])
-        for c in conditions:
-            inside = c if inside is None else arith.andi(inside, c)
-        positions.append(p)
-    return positions, inside
 
 
 def _dot(em: Elemental, instr, indices) -> list[ir.Value]:
@@ -584,12 +467,5 @@ SPECIAL: dict[str, Callable] = {
     "gather": _gather,
     "map": _map,
     "get-tuple-element": _get_tuple_element,
+    "convolution": emit_convolution,
 }
-
-
-def _register_convolution() -> None:
-    from .convolution import emit_convolution   # it builds on the helpers above
-    SPECIAL["convolution"] = emit_convolution
-
-
-_register_convolution()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, scf, vector
 
-from ..memref_stage.affine_nests import remap_operands
+from ..ir_helpers import remap_operands
 
 LANE_ATTR = "hlo.lane_accumulators"
 

@@ -30,7 +30,7 @@ from mlir.dialects import arith, tensor, vector
 
 from ..ir_dump import dump_after
 from ..memref_stage.pipeline import lower_to_memref  # the shared stage
-from ..memref_stage.affine_nests import remap_operands
+from ..ir_helpers import remap_operands
 from .lanes import pack_lane_accumulators
 
 STAGES = ("emitted", "inlined", "flattened", "unrolled", "vectorized", "packed", "memref")

@@ -29,11 +29,12 @@ import numpy as np
 
 from launcher import KernelDescription, LoadedKernel
 
+from .computation_builder import wrap_instruction
 from .compile import CompiledFusion, compile_fusion, kernel_name, source_file_for
 from .custom_calls import lower_custom_call
 from .elemental import literal_array
 from .emitters.sort import lower_sort_to_passes, sorted_in_passes
-from .errors import HloOutputError, HloUnsupportedError, where
+from .errors import HloOutputError, HloUnsupportedError
 from .reader import HloComputation, HloInstruction, HloModule, read_hlo, read_hlo_file
 from .shapes import bf16_bits_to_f32, f32_to_bf16_bits
 from .tuples import flatten_fused_tuples, leaf_paths, leaves, nest
@@ -436,36 +437,6 @@ def needs_kernel(instr) -> bool:
     if instr.opcode == "bitcast" and is_noop_bitcast(instr):
         return False
     return True
-
-
-def wrap_instruction(instr) -> HloComputation:
-    """An unfused instruction as a one-instruction fused computation."""
-    if instr.opcode in ("rng", "rng-bit-generator", "infeed",
-                        "outfeed", "send", "recv", "all-reduce", "fft", "triangular-solve",
-                        "cholesky"):
-        raise HloUnsupportedError(f"{where(instr)}: {instr.opcode} is not supported by the "
-                                  f"HLO frontend")
-    comp = HloComputation(f"wrapped_{instr.name}", [], instr.line)
-    params: dict = {}
-    for operand in instr.operands:
-        if operand in params:
-            continue
-        # Named after the operand, so that shape-check messages name the HLO values.
-        p = HloInstruction(operand.name, "parameter", operand.shape, [], {},
-                           operand.line, operand.column, parameter_number=len(params))
-        p.computation = comp
-        params[operand] = p
-        comp.instructions.append(p)
-    clone = HloInstruction(instr.name, instr.opcode, instr.shape,
-                           [params[o] for o in instr.operands], dict(instr.attrs),
-                           instr.line, instr.column, literal=instr.literal, is_root=True,
-                           called=list(instr.called))
-    clone.computation = comp
-    for p in params.values():
-        p.users.append(clone)
-    comp.instructions.append(clone)
-    comp.module = instr.computation.module if instr.computation else None
-    return comp
 
 
 def run_hlo(text_or_module, inputs, bf16_as: str = "float32"):

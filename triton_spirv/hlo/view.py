@@ -1,4 +1,5 @@
-"""Stage viewer pages for the kernels of an HLO module (see triton_spirv/viewer.py)."""
+"""Stage viewer pages for the kernels of an HLO fusion (see triton_spirv/viewer.py); the
+pages of a whole module: hlo/cli.py, `write_module_pages`."""
 from __future__ import annotations
 
 
@@ -9,18 +10,3 @@ def fusion_pages(runner, instr, fusion, directory: str, only: str = "") -> list[
     return [write_page(hlo_kernel_view(runner.module.text, runner.source_path, instr, fusion, kernel),
                        directory)
             for kernel in fusion.kernels if not only or kernel.name == only]
-
-
-def write_module_pages(path: str, directory: str, only: str = "") -> list[str]:
-    """Compiles every kernel of the HLO module in `path` (or only the kernel named
-    `only`) and writes one page per kernel into `directory`; returns their paths."""
-    from .reader import read_hlo_file
-    from .runtime import ModuleRunner
-    runner = ModuleRunner(read_hlo_file(path), keep_stages=True)
-    runner.compile_all()
-    pages = [page for instr, fusion in runner.fusions.items()
-             for page in fusion_pages(runner, instr, fusion, directory, only)]
-    if only and not pages:
-        names = sorted(k.name for f in runner.fusions.values() for k in f.kernels)
-        raise LookupError(f"{path} has no kernel named '{only}'; its kernels: {', '.join(names)}")
-    return pages

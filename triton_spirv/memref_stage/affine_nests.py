@@ -1,19 +1,12 @@
-"""Small queries on affine loop nests and memref values, and operand remapping, shared by
-the rewrites on the affine stage (register_blocking.py, stream_forwarding.py), those on
-the scf stage (work_group_sharing.py, block_ownership.py) and the HLO frontend's own
-passes."""
+"""Small queries on affine loop nests and memref values, shared by the rewrites on the
+affine stage (register_blocking.py, stream_forwarding.py) and those on the scf stage
+(work_group_sharing.py, block_ownership.py). The queries every stage shares (op_of,
+owner, root_buffer, named, remap_operands) are in triton_spirv/ir_helpers.py."""
 from __future__ import annotations
 
 from mlir import ir
 
-# Ops that give another view of the same buffer.
-VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast",
-            "memref.expand_shape", "memref.collapse_shape")
-
-
-def op_of(op) -> ir.Operation:
-    """The Operation of an OpView (walks over uses and blocks yield both kinds)."""
-    return op.operation if hasattr(op, "operation") else op
+from ..ir_helpers import VIEW_OPS, op_of, owner
 
 
 def nested_ops(block: ir.Block) -> list:
@@ -70,12 +63,6 @@ def users_through_views(memref: ir.Value) -> list:
             else:
                 found.append(use.owner)
     return found
-
-
-def owner(value: ir.Value):
-    """The op defining `value`, or None for a block argument."""
-    defining = value.owner
-    return defining if isinstance(defining, (ir.OpView, ir.Operation)) else None
 
 
 def constant_index(value: ir.Value) -> int | None:
@@ -153,13 +140,6 @@ def is_alloc(value: ir.Value) -> bool:
     return defining is not None and defining.name == "memref.alloc"
 
 
-def root_buffer(memref: ir.Value) -> ir.Value:
-    """The buffer a memref view was taken from (through subviews and casts)."""
-    while (defining := owner(memref)) is not None and defining.name in VIEW_OPS:
-        memref = defining.operands[0]
-    return memref
-
-
 def body_ops(loop) -> list:
     """The ops of a loop body without its terminator."""
     return list(loop.regions[0].blocks[0].operations)[:-1]
@@ -193,21 +173,3 @@ def _single_constant(amap: ir.AffineMap) -> int | None:
         return None
     expr = amap.results[0]
     return expr.value if isinstance(expr, ir.AffineConstantExpr) else None
-
-
-def named(name: str, loc: ir.Location) -> ir.Location:
-    """`loc`'s source line under a variable name: the emitter names the C variable of an
-    op after its NameLoc."""
-    while loc.is_a_name():
-        loc = loc.child_loc
-    return ir.Location.name(name, childLoc=loc)
-
-
-def remap_operands(op, mapping: dict) -> None:
-    """Replaces, in `op` and its regions, every operand found in `mapping`."""
-    def visit(inner):
-        for i, operand in enumerate(inner.operands):
-            if operand in mapping:
-                inner.operands[i] = mapping[operand]
-        return ir.WalkResult.ADVANCE
-    op.walk(visit)

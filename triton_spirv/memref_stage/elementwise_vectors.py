@@ -22,7 +22,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import affine, vector
 
-from .affine_nests import body_ops, constant_extent, induction_var, root_buffer
+from ..ir_helpers import root_buffer
+from .affine_nests import body_ops, constant_extent, induction_var
 from .register_blocking import unit_stride_last
 
 WIDTH = 16

@@ -40,7 +40,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from .affine_nests import named, owner
+from ..ir_helpers import named
+from .affine_nests import owner
 
 
 def version_tile_copies(tile: ir.Value) -> list:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..ir_helpers import position_in_block as _position
 from .affine_nests import (access_width, ancestor_in, is_alloc, is_nested_in, kernel_ops,
                            memory_access, op_of, users_through_views, whole_tile_steps)
 
@@ -103,8 +104,3 @@ def _touched_between(tile: ir.Value, first, last) -> bool:
     return any(low < _position(top) < high
                for user in users_through_views(tile)
                if (top := ancestor_in(user, block)) is not None)
-
-
-def _position(op) -> int:
-    op = op_of(op)
-    return next(k for k, other in enumerate(op.block.operations) if op_of(other) == op)

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import affine, arith, memref, scf
 
-from .affine_nests import ancestor_in, is_nested_in, named, owner
+from ..ir_helpers import named
+from .affine_nests import ancestor_in, is_nested_in, owner
 
 # Bytes per cache line on the CPUs the OpenCL runtimes target (x86-64, AArch64).
 LINE_BYTES = 64

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..ir_helpers import root_buffer
 from .affine_nests import (access_width, is_alloc, kernel_ops, memory_access, op_of,
-                           root_buffer, users_through_views, whole_tile_steps)
+                           users_through_views, whole_tile_steps)
 from .block_ownership import block_offsets
 from .copy_loops import copy_loop
 from .stream_forwarding import global_block

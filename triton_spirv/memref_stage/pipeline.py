@@ -1,12 +1,15 @@
 """Linalg on tensors -> memref stage: the one pass pipeline both frontends share.
 
 The memref stage is documented in docs/memref-stage.md. Every step here is an upstream
-MLIR pass run through `mlir.passmanager`, except three rewrites run on the affine loops
-between the two pass lists (`AFFINE_REWRITES`): register blocking of contraction nests
-(register_blocking.py), direct global access for full tiles of elementwise nests
-(stream_forwarding.py) and vectors for elementwise loops (elementwise_vectors.py;
-upstream's affine-super-vectorize failed on the softmax module when tried). This
-file is the only place the pipeline is written down.
+MLIR pass run through `mlir.passmanager`, except our rewrites: three on the affine loops
+between the first pass lists (`AFFINE_REWRITES`: register blocking of contraction nests,
+register_blocking.py; direct global access for full tiles of elementwise nests,
+stream_forwarding.py; vectors for elementwise loops, elementwise_vectors.py, since
+upstream's affine-super-vectorize failed on the softmax module when tried), then on GPU
+shapes fill forwarding, in-place updates, block ownership, owner copies and work-group
+sharing, then on scf loops a quirk's doubled barriers, streaming stores (CPU shapes),
+branch tiles and program loops (CPU shapes); docs/architecture.md says what each does.
+This file is the only place the pipeline is written down.
 """
 from __future__ import annotations
 

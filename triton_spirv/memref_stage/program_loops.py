@@ -26,7 +26,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, gpu, scf
 
-from .affine_nests import named, nested_ops
+from ..ir_helpers import named
+from .affine_nests import nested_ops
 
 PROGRAM_LOOP_ATTR = "opencl.program_loop"
 NUM_PROGRAMS_NAME = "num_programs_x"

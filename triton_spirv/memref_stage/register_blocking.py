@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import affine, math, vector
 
-from .affine_nests import (body_ops, constant_extent, induction_var, is_alloc, named,
-                           root_buffer)
+from ..ir_helpers import named, root_buffer
+from .affine_nests import body_ops, constant_extent, induction_var, is_alloc
 from .full_tile_copies import version_tile_copies
 from .next_block_prefetch import RowBlocks, prefetch_next_blocks
 

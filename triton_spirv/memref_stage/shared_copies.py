@@ -17,7 +17,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref
 
-from .affine_nests import op_of, owner, root_buffer
+from ..ir_helpers import root_buffer
+from .affine_nests import op_of, owner
 from .copy_loops import copy_loop
 
 _NARROW = (ir.F16Type, ir.BF16Type)

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
+from ..ir_helpers import named, position_in_block as _position, remap_operands, root_buffer
 from .affine_nests import (VIEW_OPS, ancestor_in, body_ops, constant_extent, induction_var,
-                           is_alloc, named, op_of, owner, remap_operands, root_buffer)
+                           is_alloc, op_of, owner)
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 # Ops that neither read nor write memory: they may move across copies.
@@ -381,14 +382,6 @@ def _version(nest_top, shape: list[int], ins: list[StreamIn], outs: list[StreamO
     nest.move_before(else_yield)
     for stream in sorted(outs, key=lambda s: _position(s.copy)):
         stream.copy.move_before(else_yield)
-
-
-def _position(op) -> int:
-    op = op_of(op)
-    for i, other in enumerate(op.block.operations):
-        if other.operation == op:
-            return i
-    raise ValueError("op is not in its block")
 
 
 def _all_full(ins: list[StreamIn], outs: list[StreamOut], shape: list[int]) -> ir.Value:

@@ -48,8 +48,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, gpu, scf
 
-from .affine_nests import (constant_index, named, nested_ops, op_of, root_buffer,
-                           static_trip_count, users_through_views)
+from ..ir_helpers import named, position_in_block as _position, root_buffer
+from .affine_nests import (constant_index, nested_ops, op_of, static_trip_count,
+                           users_through_views)
 
 # 16 MiB: half this machine's L3; at 2^22 fp32 elements written (16 MiB) streaming
 # stores won on both runtimes, at 2^20 (4 MiB) they lost a third on Intel's.
@@ -162,8 +163,3 @@ def _version(loop, positions: list[int]) -> None:
         store = list(streaming.regions[0].blocks[0].operations)[position]
         store.attributes["nontemporal"] = ir.BoolAttr.get(True)
     loop.move_before(scf.YieldOp([], ip=ir.InsertionPoint(if_op.else_block), loc=loc))
-
-
-def _position(op) -> int:
-    op = op_of(op)
-    return [other.operation for other in op.block.operations].index(op)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf
 
-from .affine_nests import named
+from ..ir_helpers import named
 
 # combiner -> (collective, identity of the combiner); float min/max reduce ordered
 # integers (_ordered_key).

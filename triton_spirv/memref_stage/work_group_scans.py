@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf
 
+from ..ir_helpers import root_buffer
 from .affine_nests import (body_ops, constant_index, induction_var, is_alloc, is_nested_in,
-                           matched_loops, op_of, owner, root_buffer)
+                           matched_loops, op_of, owner)
 
 
 @dataclass

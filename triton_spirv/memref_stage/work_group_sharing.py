@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
-from .affine_nests import VIEW_OPS, matched_loops, nested_allocs, op_of, owner, static_trip_count
+from ..ir_helpers import root_buffer as _root
+from .affine_nests import matched_loops, nested_allocs, op_of, owner, static_trip_count
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
@@ -824,12 +825,6 @@ def _writes_memory(op) -> bool:
         return ir.WalkResult.ADVANCE
     op_of(op).walk(visit)
     return bool(found)
-
-
-def _root(value: ir.Value) -> ir.Value:
-    while (defining := owner(value)) is not None and defining.name in VIEW_OPS:
-        value = defining.operands[0]
-    return value
 
 
 def _is_local(value: ir.Value) -> bool:

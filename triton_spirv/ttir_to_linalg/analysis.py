@@ -13,7 +13,7 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import arith
 
-from ..memref_stage.affine_nests import named
+from ..ir_helpers import named
 from . import builders as b
 from . import linalg_ops as linalg
 from .values import AffineIndex, Box, Scalar, Value

@@ -24,8 +24,10 @@ from typing import Callable, Dict, Optional
 from mlir import ir
 from mlir.dialects import arith, func, gpu, scf, tensor
 
+from opencl_abi import ASSERT_RECORD, FLAT_MEMORY, hidden_parameters
+
 from ..dialect_modules import use_light_dialect_modules
-from ..memref_stage.affine_nests import named
+from ..ir_helpers import named
 from . import analysis
 from . import builders as b
 from . import linalg_ops as linalg
@@ -164,14 +166,21 @@ class KernelConverter:
         """Arguments after the kernel's own: the flat memory buffers of tt.int_to_ptr
         (flat.py), then the assert record (debug.py). -> (types, names)"""
         dynamic = [ir.ShapedType.get_dynamic_size()]
-        types = [ir.MemRefType.get(dynamic, t) for t in self.flat_types]
-        names = [f"flat_memory_{t}" for t in self.flat_types]
-        if self.asserts:
-            types.append(ir.MemRefType.get(dynamic, ir.IntegerType.get_signless(32)))
-            names.append("assert_record")
+        flat_types = iter(self.flat_types)
+        types, names = [], []
+        for parameter in hidden_parameters(0, flat_memory=len(self.flat_types),
+                                           asserts=bool(self.asserts)):
+            if parameter.kind == FLAT_MEMORY:
+                pointee = next(flat_types)
+                types.append(ir.MemRefType.get(dynamic, pointee))
+                names.append(f"flat_memory_{pointee}")
+            else:
+                types.append(debug.assert_record_type())
+                names.append(ASSERT_RECORD)
         return types, names
 
     def _bind_hidden_arguments(self, kernel, hidden):
+        # in _hidden_arguments' order (opencl_abi)
         for t, arg in zip(self.flat_types, hidden):
             self.flat_buffers[str(t)] = arg
         if self.flat_types:

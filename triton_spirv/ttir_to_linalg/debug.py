@@ -108,6 +108,12 @@ def collect_asserts(tt_func) -> list[AssertSite]:
     return found
 
 
+def assert_record_type() -> ir.Type:
+    """The assert record argument: `__global int*` in the kernel's signature (the
+    hidden parameter ASSERT_RECORD of opencl_abi), ASSERT_RECORD_INTS ints long."""
+    return ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], _i32())
+
+
 def asserts_attr(asserts: list[AssertSite]) -> ir.Attribute:
     """`opencl.asserts`: one [file, line, message] array per assert id."""
     return ir.ArrayAttr.get([ir.ArrayAttr.get([

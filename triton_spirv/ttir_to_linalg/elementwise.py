@@ -30,6 +30,8 @@ from typing import Callable, Dict
 from mlir import ir
 from mlir.dialects import arith, math
 
+from opencl_abi import FP8E4B15_FROM_FLOAT, FP8E4B15_PREFIX, FP8E4B15_TO_FLOAT
+
 from . import builders as b
 from . import opencl_calls
 from .pointer_types import pointee_of
@@ -355,7 +357,6 @@ _FP8E4B15_NEGATIVE_ZERO = -128  # 0x80 as i8
 
 def fp8e4b15_extern(conv, op, symbol: str, x):
     """The backend's fp8e4b15 casts (compiler.py), on the i8 bits Triton keeps."""
-    from ..compiler import FP8E4B15_FROM_FLOAT, FP8E4B15_TO_FLOAT
     if symbol == FP8E4B15_TO_FLOAT:
         return _fp8e4b15_to_float(x, b.element_type(op.results[0].type))
     rounding = {v: k for k, v in FP8E4B15_FROM_FLOAT.items()}[symbol]
@@ -394,7 +395,7 @@ def _fp8e4b15_from_float(conv, op, x, rounding: int):
 
 def extern_elementwise(conv, op, *args):
     symbol = ir.StringAttr(op.attributes["symbol"]).value
-    if symbol.startswith("__triton_spirv_fp8e4b15_"):
+    if symbol.startswith(FP8E4B15_PREFIX):
         return [fp8e4b15_extern(conv, op, symbol, *args)]
     name, fn = _extern_builder(symbol)
     if name is None:

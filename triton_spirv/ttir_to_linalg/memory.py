@@ -17,7 +17,7 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import arith, bufferization, memref, scf, tensor
 
-from ..memref_stage.affine_nests import named
+from ..ir_helpers import named
 from . import analysis
 from . import builders as b
 from .values import Box, Pointer, PointerTensor, Value

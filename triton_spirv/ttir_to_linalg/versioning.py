@@ -30,7 +30,7 @@ from typing import Callable, List, NamedTuple, Optional, Tuple
 from mlir import ir
 from mlir.dialects import scf
 
-from ..memref_stage.affine_nests import named
+from ..ir_helpers import named
 from . import analysis
 from . import builders as b
 from .values import AffineIndex, Value

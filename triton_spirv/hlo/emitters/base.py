@@ -28,6 +28,7 @@ from math import prod
 from mlir import ir
 from mlir.dialects import affine, arith, bufferization, func, gpu, memref, tensor
 
+from ...ir_helpers import named
 from ..elemental import DimKey, Elemental, dim_value
 from ..mlir_types import compute_type, const_index, storage_type, tensor_type
 from ..errors import HloUnsupportedError
@@ -282,11 +283,6 @@ class KernelScope:
         self.ip.__exit__(*exc)
         self._loc.__exit__(*exc)
         return False
-
-
-def named(name: str) -> ir.Location:
-    """A NameLoc: the OpenCL emitter names the C variable after it."""
-    return ir.Location.name(name, childLoc=ir.Location.current)
 
 
 def _c_name(name: str) -> str:

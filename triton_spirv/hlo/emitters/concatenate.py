@@ -9,7 +9,7 @@ from mlir.dialects import arith, scf, tensor
 
 from ..elemental import const_index
 from ..indexing import operand_map
-from . import EmitterChoice
+from .heroes import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
-from ..elemental import Elemental, clamp_index, const_index, to_index
-from . import EmitterChoice
+from ..elemental import Elemental, const_index
+from ..scalar_code import clamp_index, to_index
+from .heroes import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 from .loop import emit_loop
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import scf, tensor
 
-from ..elemental import apply_map, const_index
+from ..mlir_types import const_index
 from ..indexing import Dim, IndexingMap, add, floordiv, mod
-from . import EmitterChoice
+from ..scalar_code import apply_map
+from .heroes import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 
 

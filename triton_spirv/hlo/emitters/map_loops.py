@@ -11,7 +11,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
-from ..elemental import apply_expr
+from ..scalar_code import apply_expr
 from ..indexing import (Add, Const, Dim, Expr, FloorDiv, IndexingMap, Mod, Mul, Sym,
                         StridedLoop, static_grid)
 from ..mlir_types import const_index

@@ -41,7 +41,7 @@ from ..indexing import (Dim, IndexingMap, Sym, add, coefficient, constraints_on,
                         strided_loop, symbol_extent, work_group_size)
 from ..lanes import LANE_ATTR, bit_width
 from ..partitioner import output_roots
-from . import EmitterChoice, reaches_through_elementwise
+from .heroes import EmitterChoice, reaches_through_elementwise
 from .base import (FusionBuilder, cdiv, cmp_lt, delinearize, host_cdiv, host_mul,
                    host_product, index_product, leaf_shape, linearize, named, to_storage,
                    HostSize)

@@ -11,9 +11,10 @@ from math import prod
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
-from ..elemental import Elemental, const_index, to_index
+from ..elemental import Elemental, const_index
 from ..errors import HloUnsupportedError, where
-from . import EmitterChoice
+from ..scalar_code import to_index
+from .heroes import EmitterChoice
 from .base import FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize, to_storage
 from .dynamic_update_slice import emit_operand_copy
 

@@ -28,11 +28,12 @@ from typing import Callable
 from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
-from ..elemental import Elemental, compute_type, const_index, if_else
+from ..elemental import Elemental, compute_type, const_index
 from ..elementwise import total_order_key
 from ..errors import HloUnsupportedError, where
 from ..reader import custom_call_target
-from . import EmitterChoice
+from ..scalar_code import if_else
+from .heroes import EmitterChoice
 from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, linearize,
                    named, to_storage)
 
@@ -323,9 +324,8 @@ def lower_sort_to_passes(instr):
     runs of RUN elements, then merges of neighbouring runs (doubling their width)
     until one run holds the row. Per row of n elements that is n * RUN +
     n * log2(n / RUN) * log2(n) comparisons instead of the n^2 of one rank sort."""
-    from ..computation_builder import ComputationBuilder
+    from ..computation_builder import ComputationBuilder, wrap_instruction
     from ..reader import HloInstruction
-    from ..runtime import wrap_instruction
     b = ComputationBuilder(f"{instr.name}_passes", instr)
     inputs = [b.parameter(o.shape, f"{instr.name}_in{k}") for k, o in enumerate(instr.operands)]
     length = instr.operands[0].shape.dims[instr.dimensions()[0]]

@@ -32,7 +32,8 @@ from mlir.dialects import arith, gpu, scf, tensor, vector
 
 from ..mlir_types import compute_type, const_index, storage_type
 from ..indexing import IndexingMap, Dim, Sym, add, mul
-from . import EmitterChoice, reaches_through_elementwise
+from ..scalar_code import apply_expr
+from .heroes import EmitterChoice, reaches_through_elementwise
 from .base import (FusionBuilder, apply_linear, cdiv, cmp_lt, delinearize, dim_value,
                    host_cdiv, host_mul, host_product, index_product, linearize, named,
                    to_storage)
@@ -182,7 +183,6 @@ def _emit_tiles(builder: FusionBuilder, hero, swap: Swap) -> None:
 
 
 def apply_expr_named(name, fn, value):
-    from ..elemental import apply_expr
     with named(name):
         return apply_expr(fn(Dim(0)), [value])
 

@@ -1,0 +1,57 @@
+"""Small queries on MLIR ops and values that every stage may use: a leaf, importing
+nothing of the project's (tests/test_import_graph.py), so the Triton frontend, the
+memref-stage rewrites, the emitter and the HLO frontend share them without importing
+each other."""
+from __future__ import annotations
+
+from mlir import ir
+
+# Ops that give another view of the same buffer.
+VIEW_OPS = ("memref.subview", "memref.cast", "memref.reinterpret_cast",
+            "memref.expand_shape", "memref.collapse_shape")
+
+
+def op_of(op) -> ir.Operation:
+    """The Operation of an OpView (walks over uses and blocks yield both kinds)."""
+    return op.operation if hasattr(op, "operation") else op
+
+
+def owner(value: ir.Value):
+    """The op defining `value`, or None for a block argument."""
+    defining = value.owner
+    return defining if isinstance(defining, (ir.OpView, ir.Operation)) else None
+
+
+def root_buffer(memref: ir.Value) -> ir.Value:
+    """The buffer a memref view was taken from (through subviews and casts)."""
+    while (defining := owner(memref)) is not None and defining.name in VIEW_OPS:
+        memref = defining.operands[0]
+    return memref
+
+
+def position_in_block(op) -> int:
+    """The index of `op` among the ops of its block."""
+    op = op_of(op)
+    for i, other in enumerate(op.block.operations):
+        if op_of(other) == op:
+            return i
+    raise ValueError("op is not in its block")
+
+
+def named(name: str, loc: ir.Location | None = None) -> ir.Location:
+    """`loc` (by default the current location) under a variable name: the emitter names
+    the C variable of an op after its NameLoc. A name `loc` has already gives way."""
+    loc = ir.Location.current if loc is None else loc
+    while loc.is_a_name():
+        loc = loc.child_loc
+    return ir.Location.name(name, childLoc=loc)
+
+
+def remap_operands(op, mapping: dict) -> None:
+    """Replaces, in `op` and its regions, every operand found in `mapping`."""
+    def visit(inner):
+        for i, operand in enumerate(inner.operands):
+            if operand in mapping:
+                inner.operands[i] = mapping[operand]
+        return ir.WalkResult.ADVANCE
+    op.walk(visit)
