@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .affine_nests import matched_loops, op_of, owner, root_buffer
+from ..ir_helpers import root_buffer
+from .affine_nests import matched_loops, op_of, owner
 
 ATOMICS = ("memref.atomic_rmw", "memref.generic_atomic_rmw")
 _READS = ("memref.load", "vector.load")

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
-from .affine_nests import body_ops, constant_index, op_of, owner, root_buffer, static_trip_count
+from ..ir_helpers import root_buffer
+from .affine_nests import body_ops, constant_index, op_of, owner, static_trip_count
 
 # Associative and commutative: row strips may combine in any order (as the tree
 # reductions of work_group_sharing.py).

@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 
 from mlir import ir
-from mlir.dialects import func, spirv
+from mlir.dialects import func
 
 from .flatten import SpirvStageError
 
@@ -154,6 +154,10 @@ def _callee(call) -> str:
 
 def _placeholder(operands: list):
     """An OpenCL.std op of the dialect on `operands` (all of one type)."""
+    # Here, not at the top: the dialect's classes cost a start-up 0.07-0.15 s, and only
+    # kernels that call such instructions build spirv ops in Python (dialect_modules).
+    from mlir.dialects import spirv
+
     t = operands[0].type
     element = ir.VectorType(t).element_type if isinstance(t, ir.VectorType) else t
     if len(operands) == 1:
