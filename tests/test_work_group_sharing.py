@@ -63,28 +63,43 @@ def rewrite_module(text: str, work_items: int = 128, quirks: tuple = ()) -> str:
 
 
 def test_tiles_only_their_owners_touch_become_private_without_barriers():
-    out = rewrite("""
+    body = """
   scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
     %x = memref.load %t[%i] : memref<256xf32>
     memref.store %x, %out[%i] : memref<?xf32>
     scf.reduce
-  }""")
+  }"""
+    out = rewrite(body)
     assert "scf.parallel" not in out and "gpu.thread_id  x" in out
     assert out.count("gpu.barrier") == 0
     # each work-item keeps its own 2 elements of the 256-element tile
     assert "memref.alloca() : memref<2xf32>" in out and "memref<256xf32>" not in out
-    # chunks of 2 (256 iterations over 128 work-items): one round, counted from 0 (the
-    # private array's indices constants), or strided by the work-group where the target
-    # has the quirk one_round_loops_strided (see count_rounds)
-    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", out) is None, out
+    # one iteration per round (256 iterations over 128 work-items): elements lid and
+    # lid + 128, 2 rounds counted from 0 (the private array's indices the round,
+    # constants once unrolled), no bounds check (128 divides 256); not the strided form
+    assert re.search(r"scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
+                     r"\s*memref.store %cst, %alloca\[\1\] : memref<2xf32>\n\s*\}", out), out
+    assert re.search(r"scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
+                     r"\s*(%\d+) = arith.muli \1, %c128 : index\n"
+                     r"\s*(%\d+) = arith.addi \2, %thread_id_x : index\n"
+                     r"\s*(%\d+) = memref.load %alloca\[\1\] : memref<2xf32>\n"
+                     r"\s*memref.store \4, %arg0\[\3\] : memref<\?xf32>\n\s*\}", out), out
+    assert re.search(r"scf.for %\w+ = %thread_id_x to ", out) is None, out
+    assert "scf.if" not in out, out
     assert "opencl.local_size = array<i64: 128, 1, 1>" in out
-    strided = rewrite("""
-  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
-    %x = memref.load %t[%i] : memref<256xf32>
-    memref.store %x, %out[%i] : memref<?xf32>
-    scf.reduce
-  }""", quirks=("one_round_loops_strided",))
-    assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", strided), strided
+    # the quirk one_round_loops_strided only touches loops of one round: for 128
+    # work-items the same 2 counted rounds; for 256 work-items (one round, element lid)
+    # the counted round folds away, while the quirk keeps the strided form
+    # (see count_rounds)
+    assert rewrite(body, quirks=("one_round_loops_strided",)) == out
+    one_round = rewrite(body, work_items=256)
+    assert "memref.alloca() : memref<1xf32>" in one_round and "scf.for" not in one_round, one_round
+    assert re.search(r"(%\d+) = memref.load %alloca\[%c0\] : memref<1xf32>\n"
+                     r"\s*memref.store \1, %arg0\[%thread_id_x\]", one_round), one_round
+    strided = rewrite(body, work_items=256, quirks=("one_round_loops_strided",))
+    assert "memref.alloca() : memref<1xf32>" in strided and "memref<256xf32>" not in strided
+    assert strided.count("scf.for %arg1 = %thread_id_x to %c256 step %c256 {") == 2, strided
+    assert "gpu.barrier" not in strided, strided
 
 
 def test_other_elements_need_a_barrier():
@@ -295,10 +310,11 @@ def test_vector_loops_give_each_work_item_one_vector_per_step():
 
 
 def test_rounds_past_the_end_of_the_loop_are_skipped():
-    # 300 iterations over a private tile in chunks of 2: 2 rounds of 256, the second
-    # only where the chunk starts below 300; the array index is the round's chunk and
-    # the place in it. A loop over a run-time count n (no private array) keeps
-    # `for base = lid * 4; base < n; base += 512`.
+    # 300 iterations over a private tile, one per round: 3 rounds of 128 (elements lid,
+    # lid + 128, lid + 256), the third only where lid + 256 is below 300; the array
+    # index is the round. A loop over a run-time count n (no private array) keeps
+    # `for base = lid; base < n; base += 128`, its chunk of one iteration bounded by
+    # min(1, n - base).
     out = rewrite_module("""
 func.func @k(%out: memref<?xf32>, %n: index) {
   %c0 = arith.constant 0 : index
@@ -322,25 +338,29 @@ func.func @k(%out: memref<?xf32>, %n: index) {
   return
 }""")
     static, dynamic = out.split("gpu.barrier")
-    assert "memref.alloca() : memref<4xf32>" in static, out
-    loop = re.search(r"(%\d+) = arith.muli %thread_id_x, %c2 : index\n"
-                     r"(.*\n)*?\s*scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
-                     r"\s*(%\d+) = arith.muli \3, %c256 : index\n"
-                     r"\s*(%\d+) = arith.addi \4, \1 : index\n"
-                     r"\s*(%\d+) = arith.cmpi slt, \5, %c300 : index\n"
-                     r"\s*scf.if \6 \{\n"
-                     r"\s*scf.for (%arg\d+) = %c0 to %c2 step %c1 \{\n"
-                     r"\s*(%\d+) = arith.addi \5, \7 : index\n"
-                     r"\s*(%\d+) = arith.muli \3, %c2 : index\n"
-                     r"\s*(%\d+) = arith.addi \9, \7 : index\n"
-                     r"\s*(%\d+) = memref.load %alloca\[\10\] .*\n"
-                     r"\s*memref.store \11, %arg0\[\8\]", static)
+    assert "memref.alloca() : memref<3xf32>" in static and "memref<300xf32>" not in out, out
+    store = re.search(r"scf.for (%arg\d+) = %c0 to %c3 step %c1 \{\n"
+                      r"\s*(%\d+) = arith.muli \1, %c128 : index\n"
+                      r"\s*(%\d+) = arith.addi \2, %thread_id_x : index\n"
+                      r"\s*(%\d+) = arith.cmpi slt, \3, %c300 : index\n"
+                      r"\s*scf.if \4 \{\n"
+                      r"\s*memref.store %cst, %alloca\[\1\] : memref<3xf32>\n", static)
+    assert store, out
+    loop = re.search(r"scf.for (%arg\d+) = %c0 to %c3 step %c1 \{\n"
+                     r"\s*(%\d+) = arith.muli \1, %c128 : index\n"
+                     r"\s*(%\d+) = arith.addi \2, %thread_id_x : index\n"
+                     r"\s*(%\d+) = arith.cmpi slt, \3, %c300 : index\n"
+                     r"\s*scf.if \4 \{\n"
+                     r"\s*(%\d+) = memref.load %alloca\[\1\] : memref<3xf32>\n"
+                     r"\s*memref.store \5, %arg0\[\3\]", static[store.end():])
     assert loop, out
-    assert re.search(r"(%\d+) = arith.muli %thread_id_x, %c4 : index\n(.*\n)*?"
-                     r"\s*scf.for (%arg\d+) = \1 to %arg1 step %c512 \{\n"
-                     r"\s*(%\d+) = arith.subi %arg1, \3 : index\n"
-                     r"\s*(%\d+) = arith.minsi \4, %c4 : index\n"
-                     r"\s*scf.for %arg\d+ = %c0 to \5 step %c1 ", out), out
+    assert static.count("scf.if") == 2 and "%thread_id_x to" not in static, out
+    assert re.search(r"scf.for (%arg\d+) = %thread_id_x to %arg1 step %c128 \{\n"
+                     r"\s*(%\d+) = arith.subi %arg1, \1 : index\n"
+                     r"\s*(%\d+) = arith.minsi \2, %c1 : index\n"
+                     r"\s*scf.for (%arg\d+) = %c0 to \3 step %c1 \{\n"
+                     r"\s*(%\d+) = arith.addi \1, \4 : index\n"
+                     r"\s*memref.store %cst, %arg0\[\5\]", dynamic), out
 
 
 
@@ -391,10 +411,11 @@ def test_a_loop_holding_barriers_is_entered_after_a_barrier_not_a_branch():
 
 
 def test_converting_copies_into_tiles_are_shared_by_the_work_items():
-    # An fp16 copy into a __local tile is a loop nest the work-items share in chunks of
-    # consecutive elements, not work-item 0's section; the loops run over the tile's
-    # static shape (chunks of 2 for 256 elements) and skip what lies beyond the copy's
-    # extent; the reads wait at a barrier.
+    # An fp16 copy into a __local tile is a loop nest the work-items share, one element
+    # per round (elements lid and lid + 128 of 256: neighbouring work-items on
+    # neighbouring elements), not work-item 0's section; the loops run over the tile's
+    # static shape and skip what lies beyond the copy's extent; the reads wait at a
+    # barrier.
     src = """
 func.func @k(%src: memref<?xf16>, %out: memref<?xf16>, %n: index) {
   %c0 = arith.constant 0 : index
@@ -409,13 +430,13 @@ func.func @k(%src: memref<?xf16>, %out: memref<?xf16>, %n: index) {
     # no private array: the strided form (count_rounds)
     out = rewrite_module(src)
     assert "memref.copy" not in out, out
-    loop = re.search(r"%(\w+) = arith.muli %thread_id_x, %c2 : index\n\s*"
-                     r"scf.for %\w+ = %\1 to %c256 step %c256 \{", out)
+    loop = re.search(r"scf.for (%arg\d+) = %thread_id_x to %c256 step %c128 \{\n"
+                     r"\s*(%\d+) = arith.cmpi slt, \1, %arg2 : index\n"
+                     r"\s*scf.if \2 \{\n\s*(%\d+) = memref.load %subview_0\[\1\] .*\n"
+                     r"\s*memref.store \3, %subview\[\1\] .*\n\s*\}\n\s*\}\n"
+                     r"\s*gpu.barrier\n", out)
     assert loop, out
-    body = out[loop.end():out.index("gpu.barrier")]
-    assert re.search(r"(%\d+) = arith.addi .*\n\s*(%\d+) = arith.cmpi slt, \1, %arg2 : index\n"
-                     r"\s*scf.if \2 \{\n\s*%\d+ = memref.load %subview_0\[\1\] .*\n"
-                     r"\s*memref.store %\d+, %subview\[\1\]", body), out
+    assert out.count("scf.for") == 1, out
     # the one section left is the scalar store, after the barrier
     after = out[out.index("gpu.barrier"):]
     assert out.count("scf.if") == 2 and after.count("scf.if") == 1, out
@@ -461,10 +482,18 @@ def test_gather_nests_are_shared_by_owner():
     memref.store %v, %out[%i] : memref<?xf32>
   }""")
     gather, serial = out.split("scf.if", 1)
-    # the gather nest: distributed (chunks of 2 of the 256 iterations), not serial;
-    # one round, no private array: a loop in the strided form
-    assert re.search(r"memref.store %\d+, %alloc_0\[%\d+, %\d+\]", gather), out
-    strided = re.search(r"scf.for %\w+ = %\w+ to %c256 step %c256", gather.split("%alloc_0 =")[1])
+    # the gather nest: distributed (one of the 256 iterations per round: lid and
+    # lid + 128, row-major, j the fastest), not serial; 2 rounds, no private array: a
+    # loop in the strided form, each iteration storing its own element [i, j]
+    strided = re.search(r"scf.for (%arg\d+) = %thread_id_x to %c256 step %c128 \{\n"
+                        r"\s*(%\d+) = arith.remui \1, %c16 : index\n"
+                        r"\s*(%\d+) = arith.divui \1, %c16 : index\n"
+                        r"\s*(%\d+) = memref.load %alloc\[\2\] .*\n"
+                        r"\s*(%\d+) = arith.fptosi \4 : f32 to i32\n"
+                        r"\s*(%\d+) = arith.index_cast \5 : i32 to index\n"
+                        r"\s*(%\d+) = memref.load %arg0\[\6\] .*\n"
+                        r"\s*memref.store \7, %alloc_0\[\3, \2\] .*\n\s*\}\n",
+                        gather.split("%alloc_0 =")[1])
     assert strided, out
     # the second loop reads other work-items' elements: work-item 0, after a barrier
     assert gather.rstrip().endswith("gpu.barrier") and "memref.load %alloc_0[%arg1, %c0]" in serial
