@@ -802,3 +802,25 @@ def test_tutorial_matmul_with_wrapped_offsets_matches_torch_on_gpu_shape(m, n, k
         assert ("vload16(0, a_ptr" in compiled.asm["cl"] or
                 "vload_half16(0, a_ptr" in compiled.asm["cl"]) == versioned, target
         torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=1e-2, rtol=0)
+
+
+def test_chunked_distribution_quirk_gives_work_items_consecutive_iterations():
+    src = """
+func.func @k(%out: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+    memref.store %cst, %out[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}"""
+    # the plain form: one iteration per round, lanes on consecutive elements
+    plain = rewrite_module(src)
+    assert re.search(r"scf.for %\w+ = %thread_id_x to %c1024 step %c128 \{", plain), plain
+    # under the quirk (target.py): chunks of 4 consecutive iterations from lid * 4
+    chunked = rewrite_module(src, quirks=("chunked_distribution",))
+    assert re.search(r"%(\w+) = arith.muli %thread_id_x, %c4 : index\n\s*"
+                     r"scf.for %\w+ = %\1 to %c1024 step %c512 \{", chunked), chunked

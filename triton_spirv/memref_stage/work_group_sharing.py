@@ -90,7 +90,7 @@ def share_work_group(module: ir.Module, work_items: int, collectives: bool = Fal
     that have one use it instead of a tree (work_group_collectives.py). `quirks`: the
     target's device quirks (triton_spirv/target.py) whose workarounds this rewrite
     makes (`one_sided_barrier_branch`, `barrier_loop_after_branch`,
-    `one_round_loops_strided`); none: the plain forms."""
+    `one_round_loops_strided`, `chunked_distribution`); none: the plain forms."""
     for func in module.body.operations:
         if func.operation.name != "func.func" or not func.regions[0].blocks:
             continue
@@ -101,7 +101,7 @@ def _share_function(func, work_items: int, collectives: bool, quirks: frozenset)
     entry = func.regions[0].blocks[0]
     with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
         lid = gpu.thread_id(gpu.Dimension.x)
-    sharing = _Sharing(lid, work_items)
+    sharing = _Sharing(lid, work_items, chunked="chunked_distribution" in quirks)
     converting_copy_loops(entry)        # loops the next lines distribute
     split_column_reductions(entry, work_items)
     for loop in _outermost_parallel_loops(entry):
@@ -156,9 +156,12 @@ class _Rounds:
 
 
 class _Sharing:
-    def __init__(self, lid: ir.Value, work_items: int):
+    def __init__(self, lid: ir.Value, work_items: int, chunked: bool = False):
         self.lid = lid
         self.work_items = work_items
+        # quirk chunked_distribution: loops over elements give a work-item up to
+        # MAX_CHUNK consecutive iterations (_chunk) instead of one per round
+        self.chunked = chunked
         self.distributed: dict = {}     # distributed outer loop op -> Distribution
         self.single: list = []          # scf.if ops of single-work-item sections
         # ops of work-group tree reductions: their accesses as the barrier analysis sees
@@ -169,8 +172,9 @@ class _Sharing:
 
     # ------------------------------------------------------------ distribution
 
-    def distribute(self, parallel, chunk: int = 1) -> None:
-        """`chunk`: the iterations a work-item owns in a row."""
+    def distribute(self, parallel, chunk: int | None = None) -> None:
+        """`chunk`: the iterations a work-item owns in a row; by default one, or as
+        _chunk picks under the quirk chunked_distribution."""
         n = len(parallel.regions[0].blocks[0].arguments)
         lbs, ubs, steps = (list(parallel.operands)[k * n:(k + 1) * n] for k in range(3))
         body = parallel.regions[0].blocks[0]
@@ -184,11 +188,14 @@ class _Sharing:
                          [l.operands[2] for l in nest], [_iv(l) for l in nest],
                          list(body.operations)[:-1])
 
-    def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops, chunk=1) -> None:
+    def _distribute(self, parallel, lbs, ubs, steps, old_ivs, body_ops, chunk=None) -> None:
         with parallel.location, ir.InsertionPoint(parallel):
             index = ir.IndexType.get()
             trips = [self._trip_count(lb, ub, step) for lb, ub, step in zip(lbs, ubs, steps)]
             total_static = _product([_constant_index(t) for t in trips])
+            if chunk is None:
+                chunk = _chunk(total_static, self.work_items, _elements_per_iteration(body_ops)) \
+                    if self.chunked else 1
             total = trips[0]
             for trip in trips[1:]:
                 total = arith.muli(total, trip)
@@ -503,7 +510,7 @@ class _Sharing:
         with copy.location, ir.InsertionPoint(copy):
             loop = copy_loop(source, target, list(ir.MemRefType(source.type).shape))
         copy.operation.erase()
-        self.distribute(loop)
+        self.distribute(loop, chunk=1)
 
     def _shared(self, op) -> bool:
         """Distributed loops, collective copies, or ops holding them."""
@@ -772,6 +779,41 @@ def _product(values):
     for v in values:
         result *= v
     return result
+
+
+# Under the quirk chunked_distribution: elements one work-item owns in a row, 4 being
+# one 16-byte vector of f32 (a loop that already moves float4 vectors gets one iteration
+# per chunk).
+MAX_CHUNK = 4
+
+
+def _chunk(total: int | None, work_items: int, elements: int = 1) -> int:
+    """Contiguous iterations per chunk: up to MAX_CHUNK elements (`elements` per
+    iteration) while every work-item still gets at least one chunk."""
+    most = max(1, MAX_CHUNK // elements)
+    if total is None:
+        return most
+    chunk = 1
+    while chunk < most and total >= 2 * chunk * work_items:
+        chunk *= 2
+    return chunk
+
+
+def _elements_per_iteration(body_ops: list) -> int:
+    """The widest vector a load or store of a loop body moves, also inside its ifs (the
+    vector path of a masked copy, owner_copies.py); 1 for scalar bodies."""
+    accesses = [op for op in _with_if_branches(body_ops) if op.name in _ACCESS_OPS]
+    return max([_vector_width(op) for op in accesses], default=1)
+
+
+def _with_if_branches(ops: list) -> list:
+    found = []
+    for op in ops:
+        found.append(op)
+        if op.name == "scf.if":
+            found += _with_if_branches([inner for region in op.regions
+                                        for block in region.blocks for inner in block.operations])
+    return found
 
 
 def _delinearize(linear, trips: list) -> list:
