@@ -20,7 +20,10 @@ allowed by the tolerances never flip a branch.
 import random
 from dataclasses import dataclass, field
 
-FLOATS = ["fp32", "fp16", "bf16"]
+FLOATS = ["fp32", "fp16"]
+# Storage types: loaded and upcast, or rounded to and back, or stored after a downcast.
+# bf16 is one because Triton's interpreter does bf16 arithmetic on the bit patterns.
+STORAGE = ["bf16", "fp8e4nv", "fp8e5"]
 INTS = ["int8", "int16", "int32", "int64", "uint8"]
 FP8 = ["fp8e4nv", "fp8e5"]
 TL_DTYPE = {"fp32": "tl.float32", "fp16": "tl.float16", "bf16": "tl.bfloat16", "fp64": "tl.float64",
@@ -53,22 +56,22 @@ class Value:
 @dataclass
 class Stmt:
     """One statement: `template` is Python source whose {0}, {1}, ... are the values it
-    uses (rendered through the environment, so deleted values become `tl.full`)."""
+    uses (Program.without writes `tl.full` over the places of deleted ones)."""
     template: str
     uses: list
     defines: Value = None
     features: tuple = ()
     outputs: tuple = ()  # names of outputs it writes
 
-    def render(self, env):
-        return self.template.format(*[env[u.name] for u in self.uses])
+    def render(self):
+        return self.template.format(*[u.name for u in self.uses])
 
 
 @dataclass
 class Input:
     name: str
     dtype: str
-    role: str    # "mn" (M x N), "mk" (M x K), "kn" (K x N)
+    role: str    # "mn" (M x N), "mk" (M x K), "kn" (K x N), "tn" (T x N)
     layout: str  # "contiguous", "transposed", "strided"
 
 
@@ -106,12 +109,8 @@ class Program:
                  "    gn = tl.num_programs(1)",
                  "    rm = pid_m * BM + tl.arange(0, BM)", "    rn = pid_n * BN + tl.arange(0, BN)",
                  "    rk = tl.arange(0, BK)", "    mm = rm < M", "    mn = rn < N"]
-        env = {}
         for s in self.stmts:
-            for line in s.render(env).split("\n"):
-                lines.append("    " + line)
-            if s.defines is not None:
-                env[s.defines.name] = s.defines.name
+            lines.extend("    " + line for line in s.render().split("\n"))
         return "\n".join(lines) + "\n"
 
     def source(self):
@@ -208,7 +207,7 @@ def make_args():
     gen = torch.Generator().manual_seed(SEED)
     M, N, K = SIZES["M"], SIZES["N"], SIZES["K"]
     gm, gn = triton.cdiv(M, SIZES["BM"]), triton.cdiv(N, SIZES["BN"])
-    dims = {{"mn": (M, N), "mk": (M, K), "kn": (K, N)}}
+    dims = {{"mn": (M, N), "mk": (M, K), "kn": (K, N), "tn": (SIZES["T"], N)}}
     ins = [_input(gen, dtype, *dims[role], layout) for _, dtype, role, layout in INPUTS]
     out_dims = {{"2d": (M, N), "m": (M, gn), "n": (gm, N), "s": (gm, gn)}}
     outs = [torch.zeros(out_dims[kind], dtype=dtype) if atomic else torch.full(out_dims[kind], 7, dtype=dtype)
@@ -327,7 +326,7 @@ class Generator:
 
     def data_dtype(self):
         r = self.r
-        pool = FLOATS * 2 + INTS
+        pool = FLOATS * 2 + INTS + ["bf16"]
         if "fp8" in self.allowed:
             pool = pool + FP8
         if "fp64" in self.allowed:
@@ -366,12 +365,12 @@ class Generator:
                          if is_int(dtype) else ["0.0", "1.0", "-1.0"])
         load = f"tl.load({ptr}, mask={mask}, other={other})"
         features = ["load"]
-        if is_fp8(dtype):
-            # fp8 is a storage type: arithmetic happens after an upcast
-            up = r.choice(["fp32", "fp16"])
+        if dtype in STORAGE:
+            # arithmetic happens after an upcast
+            up = r.choice(["fp32", "fp16"]) if is_fp8(dtype) else "fp32"
             load += f".to({TL_DTYPE[up]})"
+            features.append("fp8" if is_fp8(dtype) else "bf16")
             dtype = up
-            features.append("fp8")
         if uses or "(c" in mask:
             features.append("mask_condition")
         return self.emit(load, uses, kind, dtype, exact=True, features=features)
@@ -461,11 +460,11 @@ class Generator:
         if is_float(a.dtype) and is_float(target) and _wider_or_same(a.dtype, target):
             exact = a.exact
         features = []
-        if self.want("fp8", 0.15) and is_float(a.dtype):
-            # a round trip through fp8 (rounds, saturates)
-            f8 = r.choice(FP8)
-            expr = f"{{0}}.to({TL_DTYPE[f8]}).to({TL_DTYPE[target]})"
-            features.append("fp8")
+        if is_float(a.dtype) and is_float(target) and r.random() < 0.3:
+            # a round trip through a storage type (rounds; fp8 saturates)
+            via = r.choice(STORAGE if "fp8" in self.allowed else ["bf16"])
+            expr = f"{{0}}.to({TL_DTYPE[via]}).to({TL_DTYPE[target]})"
+            features.append("fp8" if is_fp8(via) else "bf16")
             exact = False
         else:
             expr = f"{{0}}.to({TL_DTYPE[target]})"
@@ -535,7 +534,7 @@ class Generator:
 
     def add_dot(self):
         r = self.r
-        dtype = r.choice(["fp16", "fp32", "int8", "bf16"])
+        dtype = r.choice(["fp16", "fp32", "int8"])  # the interpreter multiplies bf16 bit patterns
         ins = []
         for role, kind in (("mk", "mk"), ("kn", "kn")):
             inp = self.new_input(role, dtype)
@@ -573,16 +572,17 @@ class Generator:
         """A loop over T rows with a tensor carry (the accumulator) and a pointer carry."""
         r = self.r
         dtype = r.choice(["fp32", "int32", "fp16"])
-        inp = self.new_input("mn", r.choice(["fp32", "int32", "fp16", "int8"]))
+        bound = r.choice(["T", "M"])
+        # the input has T rows (a "tn" input) or M rows: every row the loop reads exists
+        inp = self.new_input("tn" if bound == "T" else "mn", r.choice(["fp32", "int32", "fp16", "int8"]))
         x, s0, s1 = inp.name, f"s{inp.name}_0", f"s{inp.name}_1"
         v = Value(self.fresh(), "n", dtype, is_int(dtype) and is_int(inp.dtype))
-        bound = r.choice(["T", "M"])
         step = r.choice(["{v} + ", "tl.maximum({v}, ", "{v} * 0.5 + " if is_float(dtype) else "{v} ^ "])
         close = ")" if step.startswith("tl.maximum") else ""
         body = (f"{v.name} = tl.zeros((BN,), {TL_DTYPE[dtype]})\n"
                 f"p = {x} + rn * {s1}\n"
                 f"for i in range(0, {bound}):\n"
-                f"    row = tl.load(p, mask=mn & (rn * 0 + i < M), other=0).to({TL_DTYPE[dtype]})\n"
+                f"    row = tl.load(p, mask=mn, other=0).to({TL_DTYPE[dtype]})\n"
                 f"    {v.name} = {step.format(v=v.name)}row{close}\n"
                 f"    p += {s0}")
         if "0.5" in step:
@@ -621,9 +621,9 @@ class Generator:
         dtype = v.dtype
         if dtype == "bool":
             value, dtype = "{0}.to(tl.int8)", "int8"
-        if self.want("fp8", 0.1) and is_float(dtype) and not v.exact:
-            f8 = self.r.choice(FP8)
-            value, dtype = f"{value}.to({TL_DTYPE[f8]})", f8
+        if is_float(dtype) and not v.exact and self.r.random() < 0.2:
+            via = self.r.choice(STORAGE if "fp8" in self.allowed else ["bf16"])
+            value, dtype = f"{value}.to({TL_DTYPE[via]})", via
         out = Output(f"o{len(self.outputs)}", dtype, kind)
         self.outputs.append(out)
         o = out.name
