@@ -120,8 +120,7 @@ class Program:
                                for i in self.inputs)
         outputs = ",\n    ".join(f"({o.name!r}, {TORCH_DTYPE.get(o.dtype, 'torch.int8')}, {o.kind!r}, {o.atomic})"
                                 for o in self.outputs)
-        shim = INTERPRETER_LIBDEVICE if "libdevice" in self.features() else ""
-        return HEADER + shim + "\n\n" + self.kernel_source() + HOST.format(
+        return HEADER + REFERENCE_SETUP + "\n\n" + self.kernel_source() + HOST.format(
             seed=self.seed, sizes=s, scalars=self.scalars, inputs=inputs, outputs=outputs)
 
     def without(self, indices):
@@ -153,26 +152,12 @@ import triton.language as tl
 from triton.language.extra import libdevice
 '''
 
-# Triton's interpreter has no libdevice (its functions are stubs there): the reference
-# computes them with numpy in float64, rounded to the argument's type.
-INTERPRETER_LIBDEVICE = '''
+# The reference is Triton's interpreter with what tests/fuzz/reference.py adds.
+REFERENCE_SETUP = '''
 if os.environ.get("TRITON_INTERPRET") == "1":
-    import math
-    import types
+    from tests.fuzz.reference import libdevice, patch_interpreter  # noqa: F811
 
-    from triton.runtime.interpreter import TensorHandle
-
-    def _numpy(fn):
-        def apply(x, *rest):
-            data = x.handle.data
-            result = np.asarray(fn(data.astype(np.float64), *rest)).astype(data.dtype)
-            return tl.tensor(TensorHandle(result, x.dtype.scalar), x.type)
-        return apply
-
-    libdevice = types.SimpleNamespace(
-        tanh=_numpy(np.tanh), erf=_numpy(np.vectorize(math.erf)), atan=_numpy(np.arctan),
-        log1p=_numpy(np.log1p), expm1=_numpy(np.expm1), rsqrt=_numpy(lambda x: 1 / np.sqrt(x)),
-        pow=_numpy(np.power), cbrt=_numpy(np.cbrt), asinh=_numpy(np.arcsinh))
+    patch_interpreter()
 '''
 
 HOST = '''
