@@ -99,3 +99,22 @@ def test_generated_programs_are_valid(tmp_path):
             assert reply["status"] == "ok", f"seed {seed}: {reply}"
     finally:
         p.close()
+
+
+def test_reference_rounds_like_compiled_triton():
+    """The interpreter's own fp8/bf16 downcasts lose the carry into the exponent
+    (0.4924 -> 0.25 in fp8e4nv), truncate to bf16 and do not saturate; the reference
+    patches them (tests/fuzz/reference.py)."""
+    import torch
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    from tests.fuzz.reference import patch_interpreter
+
+    x = np.array([0.4924, 1000.0, -0.30078125, float("nan")], np.float32)
+    patch_interpreter()
+    fp8 = interpreter._convert_float(x, tl.float32, tl.float8e4nv, None)
+    got = torch.from_numpy(np.ascontiguousarray(fp8).view(np.uint8)).view(torch.float8_e4m3fn).float()
+    assert got[:3].tolist() == [0.5, 448.0, -0.3125] and got[3].isnan()
+    bf16 = interpreter._convert_float(np.array([1.00390625 + 2**-9], np.float32), tl.float32, tl.bfloat16, None)
+    assert torch.from_numpy(bf16.view(np.int16)).view(torch.bfloat16).item() == 1.0078125  # nearest, not truncated

@@ -252,8 +252,6 @@ class Generator:
             K = BK * r.randint(1, 3)
         T = r.choice([1, 2, 3, 5])
         self.sizes = dict(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, T=T)
-        if dot:
-            self.features_for_dot = True
         n = n_stmts or r.randint(3, 12)
         self.add_load("2d")
         while len(self.stmts) < n:
@@ -264,7 +262,7 @@ class Generator:
     def step(self):
         r = self.r
         choices = [(self.add_load, 3), (self.add_binary, 5), (self.add_unary, 3), (self.add_cast, 2),
-                   (self.add_compare_where, 2)]
+                   (self.add_compare_where, 2), (self.add_index, 0.5)]
         if "reduce" in self.allowed:
             choices.append((self.add_reduce, 2))
         if "scan" in self.allowed:
@@ -359,6 +357,15 @@ class Generator:
         if uses or "(c" in mask:
             features.append("mask_condition")
         return self.emit(load, uses, kind, dtype, exact=True, features=features)
+
+    def add_index(self):
+        """Data from the block's indices (program ids and aranges)."""
+        r = self.r
+        kind = r.choice(["2d", "m", "n"])
+        expr = {"2d": f"rm[:, None] * {r.randint(1, 5)} + rn[None, :] - {r.randint(0, 9)}",
+                "m": f"rm * {r.randint(1, 5)} - pid_n", "n": f"rn - {r.randint(0, 9)} * pid_m"}[kind]
+        dtype = r.choice(["int32", "int16", "fp32"])
+        return self.emit(f"({expr}).to({TL_DTYPE[dtype]})", [], kind, dtype, exact=True)
 
     # ---------------------------------------------------------------- arithmetic
     def operand(self, pred=lambda v: True):
@@ -484,7 +491,9 @@ class Generator:
                       else ["sum", "max", "min", "argmax", "argmin"])
         if op.startswith("arg") and not a.exact:
             op = "max"
-        if a.kind == "2d":
+        if a.kind == "2d" and not op.startswith("arg") and r.random() < 0.2:
+            kind, arg = "s", ""  # over both axes
+        elif a.kind == "2d":
             axis = r.choice([0, 1])
             kind = "n" if axis == 0 else "m"
             arg = f", axis={axis}"
@@ -566,7 +575,7 @@ class Generator:
         close = ")" if step.startswith("tl.maximum") else ""
         body = (f"{v.name} = tl.zeros((BN,), {TL_DTYPE[dtype]})\n"
                 f"p = {x} + rn * {s1}\n"
-                f"for i in range(0, {bound}):\n"
+                f"for i in {'tl.static_range(T)' if bound == 'T' and r.random() < 0.3 else f'range(0, {bound})'}:\n"
                 f"    row = tl.load(p, mask=mn, other=0).to({TL_DTYPE[dtype]})\n"
                 f"    {v.name} = {step.format(v=v.name)}row{close}\n"
                 f"    p += {s0}")
@@ -615,8 +624,13 @@ class Generator:
         ptr, mask = {"2d": (f"{o} + rm[:, None] * N + rn[None, :]", "mm[:, None] & mn[None, :]"),
                      "m": (f"{o} + rm * gn + pid_n", "mm"), "n": (f"{o} + pid_m * N + rn", "mn"),
                      "s": (f"{o} + pid_m * gn + pid_n", None)}[kind]
+        uses = [v]
+        if mask and "tensor_mask" in self.allowed and self.r.random() < 0.2:
+            cond = self.pick(lambda c: c.exact and c.kind == kind and is_int(c.dtype))
+            if cond is not None:
+                mask, uses = f"{mask} & ({{1}} > 0)", [v, cond]
         mask_arg = f", mask={mask}" if mask else ""
-        self.stmts.append(Stmt(f"tl.store({ptr}, {value}{mask_arg})", [v], None, ("store",), (o,)))
+        self.stmts.append(Stmt(f"tl.store({ptr}, {value}{mask_arg})", uses, None, ("store",), (o,)))
 
     def add_store_of_any(self):
         v = self.pick()

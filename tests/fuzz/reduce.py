@@ -10,7 +10,7 @@ runs. Then the problem sizes are shrunk the same way.
 
 import os
 
-from .run import run_program
+from .run import REPO_ROOT, run_program
 
 REPRODUCER_FOOTER = '''
 
@@ -30,9 +30,10 @@ if __name__ == "__main__":
     if len(sys.argv) == 2:  # a child: run and save the outputs
         np.savez(sys.argv[1], **run(**({{}} if os.environ.get("TRITON_INTERPRET") == "1" else OPTIONS)))
         sys.exit(0)
-    root = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
+    root = root if root != "/" else {repo_root!r}
     base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
         base.pop(key, None)
@@ -126,4 +127,5 @@ def _shrink_sizes(program, still_fails, budget):
 
 
 def reproducer_source(program, config, env, options, found):
-    return program.source() + REPRODUCER_FOOTER.format(config=config, env=env, options=options, found=found)
+    return program.source() + REPRODUCER_FOOTER.format(config=config, env=env, options=options, found=found,
+                                                       repo_root=REPO_ROOT)

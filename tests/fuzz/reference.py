@@ -59,8 +59,7 @@ def patch_interpreter():
     def convert(input, input_dtype, output_dtype, rounding_mode):
         if rounding_mode == ir.ROUNDING_MODE.RTZ or input_dtype not in types_ or output_dtype not in types_:
             return original(input, input_dtype, output_dtype, rounding_mode)
-        in_np, in_torch = signed[input_dtype.primitive_bitwidth]
-        raw = np.ascontiguousarray(input).view(in_np)
+        raw = np.ascontiguousarray(input).view(signed[input_dtype.primitive_bitwidth][0])
         value = torch.from_numpy(raw.copy()).view(types_[input_dtype])
         if output_dtype in largest:
             limit = largest[output_dtype]
