@@ -25,6 +25,8 @@ KNOWN_BUGS = {
     "scalar_mask": "untyped min/max in the OpenCL C of masks with a scalar condition ('call to max is ambiguous')",
     "masked_k": "tl.dot reads past the buffer when K is partly masked (CPU shape)",
     "return": "PoCL GPU shape with an early return and barriers",
+    "unit_block": "a block of extent 1 makes a mask dimension a scalar condition: the same untyped min/max "
+                  "(tests/fuzz/findings/mask_block_extent_one_min_ambiguous.py)",
 }
 SLICE_FEATURES = [f for f in ALL_FEATURES if f not in KNOWN_BUGS]
 SLICE_SEEDS = [int(s) for s in os.environ.get("TRITON_SPIRV_FUZZ_SLICE_SEEDS", "0,1,2,3").split(",")]

@@ -238,9 +238,9 @@ class Generator:
     # ---------------------------------------------------------------- program
     def program(self, n_stmts=None):
         r = self.r
-        dot = self.want("dot", 0.2)
+        dot = self.want("dot", 0.35)
         self.use_dot = dot
-        small = [1, 2, 4, 8, 16, 32]
+        small = [1, 2, 4, 8, 16, 32] if "unit_block" in self.allowed else [2, 4, 8, 16, 32]
         BM = r.choice([16, 32]) if dot else r.choice(small)
         BN = r.choice([16, 32]) if dot else r.choice(small)
         BK = 16 if dot else r.choice([1, 2, 4, 8])
@@ -252,7 +252,7 @@ class Generator:
             K = BK * r.randint(1, 3)
         T = r.choice([1, 2, 3, 5])
         self.sizes = dict(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, T=T)
-        n = n_stmts or r.randint(3, 12)
+        n = n_stmts or r.randint(4, 16)
         self.add_load("2d")
         while len(self.stmts) < n:
             self.step()
@@ -268,7 +268,7 @@ class Generator:
         if "scan" in self.allowed:
             choices.append((self.add_scan, 1))
         if "dot" in self.allowed and self.use_dot:
-            choices.append((self.add_dot, 2))
+            choices.append((self.add_dot, 4))
         if "loop" in self.allowed:
             choices.append((self.add_loop, 1))
         if "reshape" in self.allowed:
@@ -276,7 +276,7 @@ class Generator:
         if "return" in self.allowed:
             choices.append((self.add_return, 0.4))
         if "atomic" in self.allowed:
-            choices.append((self.add_atomic, 0.7))
+            choices.append((self.add_atomic, 1.5))
         if "libdevice" in self.allowed:
             choices.append((self.add_math, 2))
         if "store" in self.allowed:
@@ -683,7 +683,7 @@ def bcast(expr, kind, to):
 
 
 ALL_FEATURES = ["reduce", "scan", "dot", "loop", "reshape", "return", "atomic", "libdevice", "fp8", "strides",
-                "scalar_mask", "tensor_mask", "masked_k", "store"]
+                "scalar_mask", "tensor_mask", "masked_k", "store", "unit_block"]
 
 
 def generate(seed, features=None):
