@@ -107,9 +107,9 @@ def main(argv=None):
 
 def _new_class(program, outcome, key, index, out, pool, workdir, args):
     env, options = CONFIGS[outcome.config]
-    print(f"  new class {key}: reducing seed {program.seed} in {outcome.config}", flush=True)
     reduced = program
     if not args.no_reduce and outcome.config != "oclgrind":
+        print(f"  new class {key}: reducing seed {program.seed} in {outcome.config}", flush=True)
         reduced = reduce_program(program, outcome.config, outcome.signature, pool, workdir,
                                  max_trials=args.max_trials, log=lambda m: print(m, flush=True))
     name = f"{index:02d}-{outcome.config}-{_slug(outcome.signature)}.py"

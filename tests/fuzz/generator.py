@@ -376,6 +376,8 @@ class Generator:
         r = self.r
         a = self.operand()
         b = self.operand()
+        if is_int(a.dtype) and is_float(b.dtype):
+            a, b = b, a  # b is cast to a's type: never a float to an integer (discontinuous, UB out of range)
         dtype = a.dtype
         kind = combine(a.kind, b.kind)
         ea, eb = bcast("{0}", a.kind, kind), bcast("{1}", b.kind, kind)
@@ -474,6 +476,8 @@ class Generator:
                          kind, "bool", exact=True)
         x = self.operand()
         y = self.operand(lambda v: v.dtype == x.dtype)
+        if is_int(x.dtype) and is_float(y.dtype):
+            x, y = y, x  # y is cast to x's type: never a float to an integer
         k2 = combine(combine(kind, x.kind), y.kind)
         ey = bcast('{2}', y.kind, k2)
         if y.dtype != x.dtype:
