@@ -205,7 +205,8 @@ def run(**options):
     ins, outs, strides = make_args()
     grid = (triton.cdiv(SIZES["M"], SIZES["BM"]), triton.cdiv(SIZES["N"], SIZES["BN"]))
     kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),
-                 BM=SIZES["BM"], BN=SIZES["BN"], BK=SIZES["BK"], T=SIZES["T"], **options)
+                 BM=SIZES["BM"], BN=SIZES["BN"], BK=SIZES["BK"], T=SIZES["T"],
+                 num_warps=SIZES.get("num_warps", 4), **options)
     return {{name: t.float().numpy() if t.dtype.itemsize == 1 and t.dtype.is_floating_point
             else t.to(torch.float64).numpy() if t.dtype == torch.bfloat16 else t.numpy()
             for (name, *_), t in zip(OUTPUTS, outs)}}
@@ -251,7 +252,9 @@ class Generator:
         else:
             K = BK * r.randint(1, 3)
         T = r.choice([1, 2, 3, 5])
-        self.sizes = dict(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, T=T)
+        # work-items per program in the GPU shape (num_warps x 32); the CPU shape ignores it
+        warps = random.Random(f"warps{self.seed}").choice([1, 2, 4, 4, 8])  # its own stream: seeds keep their programs
+        self.sizes = dict(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, T=T, num_warps=warps)
         n = n_stmts or r.randint(4, 16)
         self.add_load("2d")
         while len(self.stmts) < n:
