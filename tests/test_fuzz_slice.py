@@ -41,7 +41,7 @@ def _device():
 def _slice_configs():
     if _device() == "intel":
         return ["intel-cpu", "intel-gpu", "intel-cpu-spirv", "intel-gpu-spirv"]
-    return ["pocl-cpu", "pocl-gpu"] + (["oclgrind"] if shutil.which("oclgrind") else [])
+    return ["pocl-cpu", "pocl-gpu"] + (["oclgrind-cpu", "oclgrind-gpu"] if shutil.which("oclgrind") else [])
 
 
 @pytest.fixture(scope="module")

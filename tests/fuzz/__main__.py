@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 
 from .generator import ALL_FEATURES, generate
 from .reduce import reduce_program, reproducer_source
-from .run import CONFIGS, Pool, run_program
+from .run import CONFIGS, Pool, is_oclgrind, run_program
 
 
 def _seeds(text):
@@ -36,10 +36,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m tests.fuzz", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", default="0:50", help="START:END (END excluded), or one seed")
-    parser.add_argument("--configs", default=",".join(c for c in CONFIGS if c != "oclgrind"),
+    parser.add_argument("--configs", default=",".join(c for c in CONFIGS if not is_oclgrind(c)),
                         help=f"comma-separated, of {', '.join(CONFIGS)}")
     parser.add_argument("--oclgrind-every", type=int, default=10,
-                        help="replay every N-th program under Oclgrind (0: never)")
+                        help="replay every N-th program under Oclgrind, in both shapes (0: never)")
     parser.add_argument("--features", default=",".join(ALL_FEATURES),
                         help="what the generator may use (default: everything)")
     parser.add_argument("--out", default=None, help="directory for findings and summary.json")
@@ -51,8 +51,8 @@ def main(argv=None):
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         parser.error(f"unknown configuration(s) {unknown}; known: {list(CONFIGS)}")
-    if args.oclgrind_every and "oclgrind" not in configs:
-        configs.append("oclgrind")
+    if args.oclgrind_every:
+        configs += [c for c in CONFIGS if is_oclgrind(c) and c not in configs]
     out = args.out or tempfile.mkdtemp(prefix="fuzz-")
     os.makedirs(os.path.join(out, "findings"), exist_ok=True)
     os.makedirs(os.path.join(out, "programs"), exist_ok=True)
@@ -67,8 +67,8 @@ def main(argv=None):
     try:
         for seed in _seeds(args.seeds):
             program = generate(seed, features)
-            chosen = [c for c in configs if c != "oclgrind" or (args.oclgrind_every
-                                                                and seed % args.oclgrind_every == 0)]
+            chosen = [c for c in configs if not is_oclgrind(c) or (args.oclgrind_every
+                                                                   and seed % args.oclgrind_every == 0)]
             path = os.path.join(out, "programs", f"seed{seed}.py")
             result = run_program(program, path, pool, workdir, configs=chosen)
             if result.reference_error:
@@ -108,7 +108,7 @@ def main(argv=None):
 def _new_class(program, outcome, key, index, out, pool, workdir, args):
     env, options = CONFIGS[outcome.config]
     reduced = program
-    if not args.no_reduce and outcome.config != "oclgrind":
+    if not args.no_reduce and not is_oclgrind(outcome.config):
         print(f"  new class {key}: reducing seed {program.seed} in {outcome.config}", flush=True)
         reduced = reduce_program(program, outcome.config, outcome.signature, pool, workdir,
                                  max_trials=args.max_trials, log=lambda m: print(m, flush=True))

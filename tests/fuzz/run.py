@@ -1,8 +1,8 @@
 """Run one generated program every way and compare with Triton's interpreter.
 
 Configurations (device, kernel shape, program form) are named `DEVICE-SHAPE[-spirv]`:
-pocl-cpu, pocl-gpu, intel-cpu, intel-gpu, intel-cpu-spirv, intel-gpu-spirv; `oclgrind`
-runs the program on PoCL in the GPU shape while recording its launches
+pocl-cpu, pocl-gpu, intel-cpu, intel-gpu, intel-cpu-spirv, intel-gpu-spirv;
+`oclgrind-cpu` and `oclgrind-gpu` run the program on PoCL in that shape while recording its launches
 (launcher/replay.py) and replays them under Oclgrind's data-race, memory and
 uninitialized-value checks. Each configuration (and the reference, the interpreter)
 runs in its own worker process (tests/fuzz/worker.py): the device is chosen per
@@ -49,7 +49,8 @@ CONFIGS = {
     "intel-gpu": ({"TRITON_OPENCL_DEVICE": "intel"}, {"opencl_target": "gpu", "program": "source"}),
     "intel-cpu-spirv": ({"TRITON_OPENCL_DEVICE": "intel"}, {"program": "spirv"}),
     "intel-gpu-spirv": ({"TRITON_OPENCL_DEVICE": "intel"}, {"opencl_target": "gpu", "program": "spirv"}),
-    "oclgrind": ({"TRITON_OPENCL_DEVICE": "pocl"}, {"opencl_target": "gpu"}),
+    "oclgrind-cpu": ({"TRITON_OPENCL_DEVICE": "pocl"}, {}),
+    "oclgrind-gpu": ({"TRITON_OPENCL_DEVICE": "pocl"}, {"opencl_target": "gpu"}),
 }
 REFERENCE = ({"TRITON_INTERPRET": "1"}, {})
 
@@ -253,7 +254,7 @@ def run_program(program, path, pool, workdir, configs=None, oclgrind_timeout=300
 
 def run_config(name, path, pool, workdir, expected, dtypes, loosest, oclgrind_timeout=300):
     out = os.path.join(workdir, f"{name}.npz")
-    record = os.path.join(workdir, "recording") if name == "oclgrind" else None
+    record = os.path.join(workdir, "recording") if is_oclgrind(name) else None
     if record:
         subprocess.run(["rm", "-rf", record])
     reply = pool.workers[name].request(path, out, record=record)
@@ -268,34 +269,38 @@ def run_config(name, path, pool, workdir, expected, dtypes, loosest, oclgrind_ti
     if diff:
         return Outcome(name, "mismatch", "mismatch", diff)
     if record:
-        return oclgrind_check(record, oclgrind_timeout)
+        return oclgrind_check(name, record, oclgrind_timeout)
     return Outcome(name, "ok")
 
 
-def oclgrind_check(record_dir, timeout):
+def is_oclgrind(config):
+    return config.startswith("oclgrind")
+
+
+def oclgrind_check(name, record_dir, timeout):
     """Replay the recorded launches under Oclgrind; its diagnostics are findings."""
     import shutil
     oclgrind = shutil.which("oclgrind")
     if oclgrind is None:
-        return Outcome("oclgrind", "ok", detail="oclgrind not installed")
+        return Outcome(name, "ok", detail="oclgrind not installed")
     paths = sorted(os.path.join(record_dir, d) for d in os.listdir(record_dir)) if os.path.isdir(record_dir) else []
     if not paths:
-        return Outcome("oclgrind", "ok", detail="nothing recorded")
+        return Outcome(name, "ok", detail="nothing recorded")
     cmd = [oclgrind, "--data-races", "--uninitialized", sys.executable, REPLAY, "--expand-strided-copies",
            "--sync-async-copies", *paths]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT)
     except subprocess.TimeoutExpired:
-        return Outcome("oclgrind", "hang", "hang", f"oclgrind replay over {timeout} s")
+        return Outcome(name, "hang", "hang", f"oclgrind replay over {timeout} s")
     diagnostics = [line for line in proc.stderr.splitlines()
                    if line.strip() and not line.startswith("###")]
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     bad = [r for r in results if r.get("ok") is False or r.get("mismatches")]
     if diagnostics:
         first = next((d for d in diagnostics if re.search(r"Invalid|race|Uninitiali|error", d)), diagnostics[0])
-        return Outcome("oclgrind", "oclgrind", f"oclgrind: {normalize(first)}", "\n".join(diagnostics[:40]))
+        return Outcome(name, "oclgrind", f"oclgrind: {normalize(first)}", "\n".join(diagnostics[:40]))
     if bad:
-        return Outcome("oclgrind", "mismatch", "replay mismatch", json.dumps(bad)[:3000])
+        return Outcome(name, "mismatch", "replay mismatch", json.dumps(bad)[:3000])
     if proc.returncode != 0 and not results:
-        return Outcome("oclgrind", "crash", "crash", proc.stdout[-2000:] + proc.stderr[-2000:])
-    return Outcome("oclgrind", "ok")
+        return Outcome(name, "crash", "crash", proc.stdout[-2000:] + proc.stderr[-2000:])
+    return Outcome(name, "ok")
