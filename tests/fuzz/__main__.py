@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -64,6 +65,20 @@ def main(argv=None):
     classes = {}  # class key -> finding record
     per_class = defaultdict(Counter)
     started = time.time()
+    done = 0
+    # `timeout` ends a long run with SIGTERM: finish the summary as after the last seed
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    def summary():
+        return {"seeds": args.seeds, "programs": done, "configs": configs, "seconds": round(time.time() - started),
+                "runs": dict(runs), "invalid_programs": invalid,
+                "classes": [dict(rec, configs=dict(per_class[key])) for key, rec in classes.items()],
+                "failures": failures}
+
+    def write_summary():
+        with open(os.path.join(out, "summary.json"), "w") as f:
+            json.dump(summary(), f, indent=1)
+
     try:
         for seed in _seeds(args.seeds):
             program = generate(seed, features)
@@ -71,6 +86,7 @@ def main(argv=None):
                                                                    and seed % args.oclgrind_every == 0)]
             path = os.path.join(out, "programs", f"seed{seed}.py")
             result = run_program(program, path, pool, workdir, configs=chosen)
+            done += 1
             if result.reference_error:
                 invalid.append({"seed": seed, "error": result.reference_error[:500]})
                 print(f"seed {seed}: reference failed (generator bug): {result.reference_error[:200]}", flush=True)
@@ -90,15 +106,13 @@ def main(argv=None):
                                  "detail": o.detail[:3000], "program": path})
                 if key not in classes:
                     classes[key] = _new_class(program, o, key, len(classes), out, pool, workdir, args)
+            write_summary()
+    except KeyboardInterrupt:
+        print("stopped", flush=True)
     finally:
         pool.close()
-    summary = {"seeds": args.seeds, "configs": configs, "seconds": round(time.time() - started),
-               "runs": dict(runs), "invalid_programs": invalid,
-               "classes": [dict(rec, configs=dict(per_class[key])) for key, rec in classes.items()],
-               "failures": failures}
-    with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
-    print(f"\n{len(_seeds(args.seeds))} programs in {summary['seconds']} s; runs per configuration: {dict(runs)}")
+    write_summary()
+    print(f"\n{done} programs in {round(time.time() - started)} s; runs per configuration: {dict(runs)}")
     print(f"{len(invalid)} invalid programs; {len(failures)} failing runs in {len(classes)} classes:")
     for key, rec in classes.items():
         print(f"  {rec['file']}: {dict(per_class[key])}\n      {key[:150]}")
