@@ -42,7 +42,7 @@ def main(argv=None):
     parser.add_argument("--oclgrind-every", type=int, default=10,
                         help="replay every N-th program under Oclgrind, in both shapes (0: never)")
     parser.add_argument("--features", default=",".join(ALL_FEATURES),
-                        help="what the generator may use (default: everything)")
+                        help=f"what the generator may use (default: everything: {','.join(ALL_FEATURES)})")
     parser.add_argument("--out", default=None, help="directory for findings and summary.json")
     parser.add_argument("--no-reduce", action="store_true", help="write failing programs unreduced")
     parser.add_argument("--max-trials", type=int, default=60, help="reducer runs per failure class")
@@ -59,6 +59,8 @@ def main(argv=None):
     os.makedirs(os.path.join(out, "programs"), exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="fuzz-work-")
     features = [f for f in args.features.split(",") if f]
+    if set(features) - set(ALL_FEATURES):
+        parser.error(f"unknown feature(s) {sorted(set(features) - set(ALL_FEATURES))}; known: {ALL_FEATURES}")
 
     pool = Pool(configs)
     runs, failures, invalid = Counter(), [], []
