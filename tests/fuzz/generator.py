@@ -555,16 +555,17 @@ class Generator:
         # a K loop with pointer carries
         a_in, b_in = self.inputs[-2], self.inputs[-1]
         v = Value(self.fresh(), "2d", acc, dtype == "int8")
+        n = v.name  # loop-local names are the value's: two loops never share a (typed) carry
         prec = "" if dtype == "int8" else ', input_precision="ieee"'
         body = (f"{v.name} = tl.zeros((BM, BN), {TL_DTYPE[acc]})\n"
-                f"pa = {a_in.name} + rm[:, None] * s{a_in.name}_0 + rk[None, :] * s{a_in.name}_1\n"
-                f"pb = {b_in.name} + rk[:, None] * s{b_in.name}_0 + rn[None, :] * s{b_in.name}_1\n"
+                f"pa_{n} = {a_in.name} + rm[:, None] * s{a_in.name}_0 + rk[None, :] * s{a_in.name}_1\n"
+                f"pb_{n} = {b_in.name} + rk[:, None] * s{b_in.name}_0 + rn[None, :] * s{b_in.name}_1\n"
                 f"for k in range(0, K, BK):\n"
-                f"    a = tl.load(pa, mask=mm[:, None] & (rk[None, :] + k < K), other=0)\n"
-                f"    b = tl.load(pb, mask=(rk[:, None] + k < K) & mn[None, :], other=0)\n"
-                f"    {v.name} += tl.dot(a, b{prec})\n"
-                f"    pa += BK * s{a_in.name}_1\n"
-                f"    pb += BK * s{b_in.name}_0")
+                f"    a_{n} = tl.load(pa_{n}, mask=mm[:, None] & (rk[None, :] + k < K), other=0)\n"
+                f"    b_{n} = tl.load(pb_{n}, mask=(rk[:, None] + k < K) & mn[None, :], other=0)\n"
+                f"    {v.name} += tl.dot(a_{n}, b_{n}{prec})\n"
+                f"    pa_{n} += BK * s{a_in.name}_1\n"
+                f"    pb_{n} += BK * s{b_in.name}_0")
         self.values.append(v)
         self.stmts.append(Stmt(body, [], v, ("dot", "loop"), ()))
         return v
@@ -578,14 +579,15 @@ class Generator:
         inp = self.new_input("tn" if bound == "T" else "mn", r.choice(["fp32", "int32", "fp16", "int8"]))
         x, s0, s1 = inp.name, f"s{inp.name}_0", f"s{inp.name}_1"
         v = Value(self.fresh(), "n", dtype, is_int(dtype) and is_int(inp.dtype))
+        n = v.name  # loop-local names are the value's: two loops never share a (typed) carry
         step = r.choice(["{v} + ", "tl.maximum({v}, ", "{v} * 0.5 + " if is_float(dtype) else "{v} ^ "])
         close = ")" if step.startswith("tl.maximum") else ""
         body = (f"{v.name} = tl.zeros((BN,), {TL_DTYPE[dtype]})\n"
-                f"p = {x} + rn * {s1}\n"
+                f"p_{n} = {x} + rn * {s1}\n"
                 f"for i in {'tl.static_range(T)' if bound == 'T' and r.random() < 0.3 else f'range(0, {bound})'}:\n"
-                f"    row = tl.load(p, mask=mn, other=0).to({TL_DTYPE[dtype]})\n"
-                f"    {v.name} = {step.format(v=v.name)}row{close}\n"
-                f"    p += {s0}")
+                f"    row_{n} = tl.load(p_{n}, mask=mn, other=0).to({TL_DTYPE[dtype]})\n"
+                f"    {v.name} = {step.format(v=v.name)}row_{n}{close}\n"
+                f"    p_{n} += {s0}")
         if "0.5" in step:
             v.exact = False
         self.values.append(v)
