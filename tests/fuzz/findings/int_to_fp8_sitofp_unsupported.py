@@ -8,7 +8,7 @@ The program never asks for an int -> fp8 conversion (`x_i8.to(tl.float16).to(tl.
 Guess: TTIR has `arith.sitofp i8 -> f16` then `tt.fp_to_fp f16 -> f8E5M2`; once the latter is
 an `arith.truncf`, upstream arith canonicalization folds truncf(sitofp x) into one
 sitofp to f8E5M2 (the i8 values are exact in f16), which the emitter's conversion table
-(emitter_opencl/scalars.py) does not have. Either the emitter converts int -> fp8 through
+(emitter_opencl/casts.py) does not have. Either the emitter converts int -> fp8 through
 f32/f16, or the fp8 truncation is kept out of that fold.
 
 Run from the repository root: python3 tests/fuzz/findings/int_to_fp8_sitofp_unsupported.py
