@@ -260,7 +260,11 @@ def run_config(name, path, pool, workdir, expected, dtypes, loosest, oclgrind_ti
         subprocess.run(["rm", "-rf", record])
     reply = pool.workers[name].request(path, out, record=record)
     status = reply["status"]
-    if status in ("hang", "crash"):
+    if status == "crash":  # the runtime's last words tell one crash from another
+        message = reply.get("message", "")
+        last = [line for line in message.splitlines()[1:] if re.search(r"Assert|assert|failed|error|symbol", line)]
+        return Outcome(name, status, f"crash: {normalize(last[-1]) if last else ''}", message)
+    if status == "hang":
         return Outcome(name, status, status, reply.get("message", ""))
     if status == "error":
         message = reply.get("message", "")
