@@ -7,8 +7,8 @@ for.cond.cleanup...").
 The kernel: a loop over T rows with a tensor carry (tl.maximum) and a pointer carry, then
 a cumsum of the carried vector (a work-group scan: barriers) and a store; num_warps=1
 (32 work-items), BN=16. intel-gpu, the CPU shapes and SPIR-V are right. Guess: a barrier
-of the scan lands right after the loop's exit block (a loop whose trip count is not
-known at compile time, distributed over work-items), a CFG shape PoCL 3.1's parallel
+of the scan lands right after the exit block of the carried loop (T = 2, a constexpr),
+a CFG shape PoCL 3.1's parallel
 region formation cannot handle; a PoCL-gated quirk (e.g. a barrier or an empty block
 between the loop exit and the scan) would avoid it. Running this script crashes its
 child process, which it reports as FAILED.
