@@ -97,7 +97,8 @@ class Worker:
         env.update(self.env)
         env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
         env.setdefault("TRITON_CACHE_DIR", os.path.join(tempfile.gettempdir(), "tritoncache-fuzz"))
-        self.proc = subprocess.Popen([sys.executable, "-u", "-m", "tests.fuzz.worker"], cwd=REPO_ROOT, env=env,
+        # not in the checkout: a crashing PoCL leaves its .dot dumps in the working directory
+        self.proc = subprocess.Popen([sys.executable, "-u", "-m", "tests.fuzz.worker"], cwd=tempfile.gettempdir(), env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, start_new_session=True)
         self.replies = queue.Queue()
