@@ -1,0 +1,149 @@
+# ruff: noqa
+"""Finding: wrong values, intel-gpu (GPU shape, OpenCL C): a masked 2-D load of bf16
+(transposed input, upcast to f32) whose values also feed a cumsum along axis 0: the
+elementwise result -asinh(x) is stored as -0.0 (x read as 0) for the one in-bounds
+element (M = N = 1, block 8 x 2, num_warps=8: 256 work-items for 16 elements). The CPU
+shapes are right. Likely the same class as spirv_gpu_bf16_masked_load_gets_other.py
+(bf16 load + a work-group scan or reduction in the GPU shape, far more work-items than
+elements): guess, the converting (bf16 -> f32) tile copy is distributed over the
+work-items (shared_copies.py / copy_loops.py) and the elementwise consumer reads the
+tile before, or without, the barrier that publishes it.
+
+Run from the repository root: python3 tests/fuzz/findings/gpu_bf16_load_with_scan_reads_zero.py
+"""
+import os
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    from tests.fuzz.reference import libdevice, patch_interpreter  # noqa: F811
+
+    patch_interpreter()
+
+
+@triton.jit
+def kernel(x0, o0, o1, o2, sx0_0, sx0_1, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, T: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    gn = tl.num_programs(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    mm = rm < M
+    mn = rn < N
+    v1 = tl.load(x0 + rm[:, None] * sx0_0 + rn[None, :] * sx0_1, mask=mm[:, None] & mn[None, :], other=1.0).to(tl.float32)
+    v2 = libdevice.asinh(v1)
+    v3 = tl.maximum(v2, v2)
+    v4 = tl.cumsum(v3.to(tl.float32), axis=0)
+    v7 = -v2
+    v8 = v4 + v4
+    tl.store(o1 + rm[:, None] * N + rn[None, :], v7, mask=mm[:, None] & mn[None, :])
+    tl.store(o2 + rm[:, None] * N + rn[None, :], v8, mask=mm[:, None] & mn[None, :])
+
+
+SEED = 2425
+SIZES = {'M': 1, 'N': 1, 'K': 1, 'BM': 8, 'BN': 2, 'BK': 2, 'T': 1, 'num_warps': 8}
+SCALARS = {}
+INPUTS = [
+    ('x0', torch.bfloat16, 'mn', 'transposed')
+]
+OUTPUTS = [
+    ('o0', torch.float32, '2d', False),
+    ('o1', torch.float32, '2d', False),
+    ('o2', torch.float32, '2d', False)
+]
+
+
+def _input(gen, dtype, rows, cols, layout):
+    shape = (cols, rows) if layout == "transposed" else (rows, 2 * cols if layout == "strided" else cols)
+    if dtype.is_floating_point:
+        base = (torch.randn(shape, generator=gen) * 2).to(dtype)
+    elif dtype == torch.uint8:
+        base = torch.randint(0, 40, shape, generator=gen).to(dtype)
+    else:
+        base = torch.randint(-20, 21, shape, generator=gen).to(dtype)
+    if layout == "transposed":
+        return base.t()
+    if layout == "strided":
+        return base[:, ::2]
+    return base
+
+
+def make_args():
+    gen = torch.Generator().manual_seed(SEED)
+    M, N, K = SIZES["M"], SIZES["N"], SIZES["K"]
+    gm, gn = triton.cdiv(M, SIZES["BM"]), triton.cdiv(N, SIZES["BN"])
+    dims = {"mn": (M, N), "mk": (M, K), "kn": (K, N), "tn": (SIZES["T"], N)}
+    ins = [_input(gen, dtype, *dims[role], layout) for _, dtype, role, layout in INPUTS]
+    out_dims = {"2d": (M, N), "m": (M, gn), "n": (gm, N), "s": (gm, gn)}
+    outs = [torch.zeros(out_dims[kind], dtype=dtype) if atomic else torch.full(out_dims[kind], 7, dtype=dtype)
+            for _, dtype, kind, atomic in OUTPUTS]
+    strides = [s for t in ins for s in t.stride()]
+    return ins, outs, strides
+
+
+def run(**options):
+    ins, outs, strides = make_args()
+    grid = (triton.cdiv(SIZES["M"], SIZES["BM"]), triton.cdiv(SIZES["N"], SIZES["BN"]))
+    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),
+                 BM=SIZES["BM"], BN=SIZES["BN"], BK=SIZES["BK"], T=SIZES["T"],
+                 num_warps=SIZES.get("num_warps", 4), **options)
+    return {name: t.float().numpy() if t.dtype.itemsize == 1 and t.dtype.is_floating_point
+            else t.to(torch.float64).numpy() if t.dtype == torch.bfloat16 else t.numpy()
+            for (name, *_), t in zip(OUTPUTS, outs)}
+
+
+# ---------------------------------------------------------------------------------
+# Reproducer: runs the kernel under Triton's interpreter (the reference) and in the
+# configuration below, each in its own process, and prints what differs.
+CONFIG = 'intel-gpu'
+ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'intel'}
+OPTIONS = {'opencl_target': 'gpu', 'program': 'source'}
+FOUND = 'mismatch: mismatch\no1 (fp32): 53 of 57 elements differ, first at (0, 0): got np.float32(-0.0), expected np.float32(-0.41206726)'
+
+if __name__ == "__main__":
+    import subprocess
+    import sys
+    import tempfile
+
+    if len(sys.argv) == 2:  # a child: run and save the outputs
+        np.savez(sys.argv[1], **run(**({} if os.environ.get("TRITON_INTERPRET") == "1" else OPTIONS)))
+        sys.exit(0)
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
+    while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
+        root = os.path.dirname(root)
+    root = root if root != "/" else '/work/wt/fuzz'
+    base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
+        base.pop(key, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        ref, got = os.path.join(tmp, "ref.npz"), os.path.join(tmp, "got.npz")
+        subprocess.run([sys.executable, __file__, ref], env=dict(base, TRITON_INTERPRET="1"), check=True)
+        try:
+            proc = subprocess.run([sys.executable, __file__, got], env=dict(base, **ENVIRONMENT), timeout=300,
+                                  capture_output=True, text=True)
+        except subprocess.TimeoutExpired:
+            print(f"{CONFIG}: HANG (no result after 300 s)")
+            sys.exit(1)
+        if proc.returncode != 0:
+            print(f"{CONFIG}: FAILED\n{proc.stderr[-3000:]}")
+            sys.exit(1)
+        expected, actual = np.load(ref), np.load(got)
+        bad = False
+        for name in expected.files:
+            e, a = expected[name], actual[name]
+            if e.dtype.kind in "iub":
+                diff = e != a
+            else:
+                diff = ~np.isclose(a, e, rtol=1e-2, atol=1e-2, equal_nan=True)
+            if diff.any():
+                bad = True
+                idx = tuple(int(i) for i in np.argwhere(diff)[0])
+                print(f"{CONFIG}: {name}: {int(diff.sum())} of {diff.size} differ; first at {idx}: "
+                      f"got {a[idx]!r}, expected {e[idx]!r}")
+        print(f"{CONFIG}: " + ("MISMATCH" if bad else "outputs match the interpreter"))
+        sys.exit(1 if bad else 0)

@@ -1,0 +1,147 @@
+# ruff: noqa
+"""Finding: a masked scalar load of bf16 with `other` is rejected by the SPIR-V stage
+(intel-cpu-spirv, intel-gpu-spirv; `program="spirv"`), while the same load of a block
+(tensor pointer and mask) converts.
+
+SpirvStageError: arith.constant at ...: a bf16 value here (other than a bf16 <-> f32
+conversion of a loaded or stored element) has no SPIR-V lowering. The error's location
+is the kernel's `@triton.jit` line, not the load's. OpenCL C configurations pass, and
+`program="auto"` falls back to OpenCL C. Guess: for a scalar load the memref stage keeps
+`other` as a bf16 `arith.constant` feeding a select on the loaded bf16 value (the block
+case selects after the upcast, or folds `other` into the copy), so
+spirv/half_types.py sees a bf16 value that is not a load/store conversion.
+
+Run from the repository root: python3 tests/fuzz/findings/spirv_bf16_scalar_load_other.py
+"""
+import os
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    from tests.fuzz.reference import libdevice, patch_interpreter  # noqa: F811
+
+    patch_interpreter()
+
+
+@triton.jit
+def kernel(x0, x1, x2, o0, o1, o2, o3, sx0_0, sx0_1, sx1_0, sx1_1, sx2_0, sx2_1, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, T: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    gn = tl.num_programs(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    mm = rm < M
+    mn = rn < N
+    v7 = tl.load(x2 + pid_m * sx2_0, mask=(pid_m < M), other=0.0).to(tl.float32)
+    tl.store(o2 + pid_m * gn + pid_n, v7)
+
+
+SEED = 7
+SIZES = {'M': 1, 'N': 1, 'K': 1, 'BM': 8, 'BN': 4, 'BK': 8, 'T': 1}
+SCALARS = {}
+INPUTS = [
+    ('x0', torch.bfloat16, 'mn', 'contiguous'),
+    ('x1', torch.int8, 'mn', 'contiguous'),
+    ('x2', torch.bfloat16, 'mn', 'contiguous')
+]
+OUTPUTS = [
+    ('o0', torch.float32, '2d', False),
+    ('o1', torch.int8, '2d', False),
+    ('o2', torch.float32, 's', False),
+    ('o3', torch.float32, '2d', False)
+]
+
+
+def _input(gen, dtype, rows, cols, layout):
+    shape = (cols, rows) if layout == "transposed" else (rows, 2 * cols if layout == "strided" else cols)
+    if dtype.is_floating_point:
+        base = (torch.randn(shape, generator=gen) * 2).to(dtype)
+    elif dtype == torch.uint8:
+        base = torch.randint(0, 40, shape, generator=gen).to(dtype)
+    else:
+        base = torch.randint(-20, 21, shape, generator=gen).to(dtype)
+    if layout == "transposed":
+        return base.t()
+    if layout == "strided":
+        return base[:, ::2]
+    return base
+
+
+def make_args():
+    gen = torch.Generator().manual_seed(SEED)
+    M, N, K = SIZES["M"], SIZES["N"], SIZES["K"]
+    gm, gn = triton.cdiv(M, SIZES["BM"]), triton.cdiv(N, SIZES["BN"])
+    dims = {"mn": (M, N), "mk": (M, K), "kn": (K, N), "tn": (SIZES["T"], N)}
+    ins = [_input(gen, dtype, *dims[role], layout) for _, dtype, role, layout in INPUTS]
+    out_dims = {"2d": (M, N), "m": (M, gn), "n": (gm, N), "s": (gm, gn)}
+    outs = [torch.zeros(out_dims[kind], dtype=dtype) if atomic else torch.full(out_dims[kind], 7, dtype=dtype)
+            for _, dtype, kind, atomic in OUTPUTS]
+    strides = [s for t in ins for s in t.stride()]
+    return ins, outs, strides
+
+
+def run(**options):
+    ins, outs, strides = make_args()
+    grid = (triton.cdiv(SIZES["M"], SIZES["BM"]), triton.cdiv(SIZES["N"], SIZES["BN"]))
+    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),
+                 BM=SIZES["BM"], BN=SIZES["BN"], BK=SIZES["BK"], T=SIZES["T"], **options)
+    return {name: t.float().numpy() if t.dtype.itemsize == 1 and t.dtype.is_floating_point
+            else t.to(torch.float64).numpy() if t.dtype == torch.bfloat16 else t.numpy()
+            for (name, *_), t in zip(OUTPUTS, outs)}
+
+
+# ---------------------------------------------------------------------------------
+# Reproducer: runs the kernel under Triton's interpreter (the reference) and in the
+# configuration below, each in its own process, and prints what differs.
+CONFIG = 'intel-cpu-spirv'
+ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'intel'}
+OPTIONS = {'program': 'spirv'}
+FOUND = 'error: SpirvStageError: kernel \'kernel_N\': arith.constant at PATH:N: a bfN value here (other than a bfN <-> fN conversion of a loaded or stored element) has no SPIR-V lowering\nSpirvStageError: kernel \'kernel_1\': arith.constant at /tmp/fz-bf7/programs/seed7.py:16: a bf16 value here (other than a bf16 <-> f32 conversion of a loaded or stored element) has no SPIR-V lowering\nTraceback (most recent call last):\n  File "/work/wt/fuzz/tests/fuzz/worker.py", line 42, in main\n    _run(request, index)\n  File "/work/wt/fuzz/tests/fuzz/worker.py", line 34, in _run\n    outputs = module.run(**request["options"])\n              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/tmp/fz-bf7/programs/seed7.py", line 86, in run\n    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 375, in <lambda>\n    return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)\n                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 765, in run\n    kernel = self._do_compile(key, signature, device, constexprs, options, attrs, warmup)\n             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 917, in _do_compile\n    kernel = self.compile(src, target=target, options=options.__dict__)\n             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/py'
+
+if __name__ == "__main__":
+    import subprocess
+    import sys
+    import tempfile
+
+    if len(sys.argv) == 2:  # a child: run and save the outputs
+        np.savez(sys.argv[1], **run(**({} if os.environ.get("TRITON_INTERPRET") == "1" else OPTIONS)))
+        sys.exit(0)
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
+    while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
+        root = os.path.dirname(root)
+    root = root if root != "/" else '/work/wt/fuzz'
+    base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
+        base.pop(key, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        ref, got = os.path.join(tmp, "ref.npz"), os.path.join(tmp, "got.npz")
+        subprocess.run([sys.executable, __file__, ref], env=dict(base, TRITON_INTERPRET="1"), check=True)
+        try:
+            proc = subprocess.run([sys.executable, __file__, got], env=dict(base, **ENVIRONMENT), timeout=300,
+                                  capture_output=True, text=True)
+        except subprocess.TimeoutExpired:
+            print(f"{CONFIG}: HANG (no result after 300 s)")
+            sys.exit(1)
+        if proc.returncode != 0:
+            print(f"{CONFIG}: FAILED\n{proc.stderr[-3000:]}")
+            sys.exit(1)
+        expected, actual = np.load(ref), np.load(got)
+        bad = False
+        for name in expected.files:
+            e, a = expected[name], actual[name]
+            if e.dtype.kind in "iub":
+                diff = e != a
+            else:
+                diff = ~np.isclose(a, e, rtol=1e-2, atol=1e-2, equal_nan=True)
+            if diff.any():
+                bad = True
+                idx = tuple(int(i) for i in np.argwhere(diff)[0])
+                print(f"{CONFIG}: {name}: {int(diff.sum())} of {diff.size} differ; first at {idx}: "
+                      f"got {a[idx]!r}, expected {e[idx]!r}")
+        print(f"{CONFIG}: " + ("MISMATCH" if bad else "outputs match the interpreter"))
+        sys.exit(1 if bad else 0)

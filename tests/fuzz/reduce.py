@@ -1,0 +1,131 @@
+"""Reduce a failing program: delete statements while the same failure stays.
+
+Delta debugging over the statement list (chunks of halving size, then single
+statements, repeated until nothing more can go): a deleted statement's value becomes
+`tl.full` of its kind and dtype (Program.without), so every candidate is a valid
+program. A candidate is kept when the configuration still fails with the same
+signature (the same normalized error, "mismatch", "hang", ...) and the reference still
+runs. Then the problem sizes are shrunk the same way.
+"""
+
+import os
+
+from .run import REPO_ROOT, run_program
+
+REPRODUCER_FOOTER = '''
+
+# ---------------------------------------------------------------------------------
+# Reproducer: runs the kernel under Triton's interpreter (the reference) and in the
+# configuration below, each in its own process, and prints what differs.
+CONFIG = {config!r}
+ENVIRONMENT = {env!r}
+OPTIONS = {options!r}
+FOUND = {found!r}
+
+if __name__ == "__main__":
+    import subprocess
+    import sys
+    import tempfile
+
+    if len(sys.argv) == 2:  # a child: run and save the outputs
+        np.savez(sys.argv[1], **run(**({{}} if os.environ.get("TRITON_INTERPRET") == "1" else OPTIONS)))
+        sys.exit(0)
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
+    while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
+        root = os.path.dirname(root)
+    root = root if root != "/" else {repo_root!r}
+    base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
+        base.pop(key, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        ref, got = os.path.join(tmp, "ref.npz"), os.path.join(tmp, "got.npz")
+        subprocess.run([sys.executable, __file__, ref], env=dict(base, TRITON_INTERPRET="1"), check=True)
+        try:
+            proc = subprocess.run([sys.executable, __file__, got], env=dict(base, **ENVIRONMENT), timeout=300,
+                                  capture_output=True, text=True)
+        except subprocess.TimeoutExpired:
+            print(f"{{CONFIG}}: HANG (no result after 300 s)")
+            sys.exit(1)
+        if proc.returncode != 0:
+            print(f"{{CONFIG}}: FAILED\\n{{proc.stderr[-3000:]}}")
+            sys.exit(1)
+        expected, actual = np.load(ref), np.load(got)
+        bad = False
+        for name in expected.files:
+            e, a = expected[name], actual[name]
+            if e.dtype.kind in "iub":
+                diff = e != a
+            else:
+                diff = ~np.isclose(a, e, rtol=1e-2, atol=1e-2, equal_nan=True)
+            if diff.any():
+                bad = True
+                idx = tuple(int(i) for i in np.argwhere(diff)[0])
+                print(f"{{CONFIG}}: {{name}}: {{int(diff.sum())}} of {{diff.size}} differ; first at {{idx}}: "
+                      f"got {{a[idx]!r}}, expected {{e[idx]!r}}")
+        print(f"{{CONFIG}}: " + ("MISMATCH" if bad else "outputs match the interpreter"))
+        sys.exit(1 if bad else 0)
+'''
+
+
+def same_failure(program, config, signature, pool, workdir, path):
+    result = run_program(program, path, pool, workdir, configs=[config])
+    if result.reference_error:
+        return False
+    outcome = result.outcomes[0]
+    return outcome.failed and outcome.signature == signature
+
+
+def reduce_program(program, config, signature, pool, workdir, max_trials=80, log=None):
+    """-> the smallest program found that fails in `config` with `signature`."""
+    path = os.path.join(workdir, "candidate.py")
+    return reduce_with(program, lambda candidate: same_failure(candidate, config, signature, pool, workdir, path),
+                       max_trials, log)
+
+
+def reduce_with(program, still_fails, max_trials=80, log=None):
+    """Delta debugging with the predicate `still_fails(candidate) -> bool`."""
+    trials = 0
+
+    def check(candidate):
+        nonlocal trials
+        trials += 1
+        return still_fails(candidate)
+
+    best = program
+    chunk = max(1, len(best.stmts) // 2)
+    while chunk >= 1 and trials < max_trials:
+        removed_any = False
+        start = 0
+        while start < len(best.stmts) and trials < max_trials:
+            indices = set(range(start, min(start + chunk, len(best.stmts))))
+            candidate = best.without(indices)
+            if candidate.stmts and check(candidate):
+                best, removed_any = candidate, True
+                if log:
+                    log(f"    reduced to {len(best.stmts)} statements")
+            else:
+                start += chunk
+        if not removed_any:
+            chunk //= 2
+    return _shrink_sizes(best, check, lambda: trials < max_trials)
+
+
+def _shrink_sizes(program, still_fails, budget):
+    """Smaller M, N, K, T (keeping the block sizes): easier reproducers to read."""
+    from .generator import Program
+    for key in ("M", "N", "K", "T"):
+        for value in (1, 2, program.sizes[key] // 2):
+            if not budget() or value >= program.sizes[key] or value < 1:
+                continue
+            sizes = dict(program.sizes, **{key: value})
+            candidate = Program(program.seed, sizes, program.inputs, program.outputs, program.stmts,
+                                dict(program.scalars))
+            if still_fails(candidate):
+                program = candidate
+                break
+    return program
+
+
+def reproducer_source(program, config, env, options, found):
+    return program.source() + REPRODUCER_FOOTER.format(config=config, env=env, options=options, found=found,
+                                                       repo_root=REPO_ROOT)
