@@ -430,7 +430,7 @@ module {
 def test_frontend_lowers_fp_to_fp_to_truncf_with_its_rounding_mode():
     from triton_spirv.stages import ttir_to_linalg_text
     linalg = ttir_to_linalg_text(FP_TO_FP_TTIR)
-    assert "arith.truncf %arg0 : f32 to f8E5M2" in linalg
+    assert "arith.truncf %arg0 to_nearest_even : f32 to f8E5M2" in linalg
     assert "arith.truncf %arg0 toward_zero : f32 to f8E4M3FN" in linalg
     assert "memref<?xf8E5M2>" in linalg and "memref<?xf8E4M3FN>" in linalg
 

@@ -13,7 +13,8 @@ builds upstream arith/math ops; `map_scalars` applies it to scalars directly, or
 - `tt.clampf`: `propagateNan = all` -> maximumf/minimumf, `none` -> maxnumf/minnumf.
 - `tt.fp_to_fp`: extf, or truncf rounding to nearest even, or round-toward-zero: the
   nearest-even result stepped one ulp toward zero when it rounded away from zero. To fp8
-  formats: truncf with its `roundingmode` (the emitter rounds and saturates, see
+  formats: truncf with an explicit `roundingmode`, which also keeps canonicalization
+  from folding truncf(sitofp) into an int -> fp8 cast (the emitter rounds and saturates, see
   emitter_opencl/fp8.py).
 - `tt.bitcast`: arith.bitcast (same width).
 - `tt.extern_elementwise`: libdevice symbols (`__nv_asinf`, ...) mapped to math/arith ops
@@ -170,8 +171,11 @@ def _float_kind(t) -> str:
 # fp8 types: Triton's fp8e5, fp8e4nv, fp8e4b8, fp8e5b16 as MLIR spells them, and
 # f8E4M3B11FNUZ, which carries fp8e4b15 (see fp8e4b15_extern).
 FP8_KINDS = ("f8E5M2", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ")
-# tt.fp_to_fp rounding (rtz=0, rtne=1) -> arith.truncf roundingmode (None: nearest even)
-_TRUNCF_ROUNDING = {1: None, 0: arith.RoundingMode.toward_zero}
+# tt.fp_to_fp rounding (rtz=0, rtne=1) -> arith.truncf roundingmode. Always explicit:
+# canonicalization folds a truncf without one of an int->float cast into one int->fp8
+# cast, which rounds once where Triton rounds twice (i16 -> f16 -> fp8) and which
+# neither emitter has.
+_TRUNCF_ROUNDING = {1: arith.RoundingMode.to_nearest_even, 0: arith.RoundingMode.toward_zero}
 
 
 def fp_to_fp(conv, op, x):
