@@ -6,8 +6,8 @@
   program, allocating a buffer or launching a kernel fails the test, and a subprocess it
   starts sees no OpenCL driver.
 - `fast`: the device-free tests plus a deterministic sample of every kernel family (the
-  first parametrization of each test function of the other files, less the tests named
-  slow below). `python3 -m pytest -q -m fast tests`, under five minutes.
+  first parametrization of each test function of the other files, less `slow` tests and
+  NOT_FAST_TESTS). `python3 -m pytest -q -m fast tests`, under five minutes.
 - everything: `python3 -m pytest -q tests`.
 
 The tiers are declared here, by file and test name, so that test files stay free of tier
