@@ -84,3 +84,10 @@ tree
 restore_allocator
 no_target_override
 skip_slow_unless_selected
+
+# pytest hooks of tests/conftest.py (the test tiers): pytest calls them by name.
+pytest_addoption
+pytest_collection_modifyitems
+pytest_runtest_setup
+pytest_runtest_call
+pytest_runtest_teardown
