@@ -137,7 +137,10 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
         if emitter.bounds is not None:  # nothing copied when the row leaves the buffer
             n = emitter.bounds.copy_count(glob.buffer, glob.element(row), count, stride, glob is dst)
         contiguous = f"{assign} = async_work_group_copy({row_dst}, {row_src}, {n}, {event});"
-        if stride == 1:
+        if stride == 1 or count == 1:
+            # The stride of a one-element row moves nothing: no branch on it (PoCL 3.1
+            # also failed to link a kernel holding both copies of one element, leaving
+            # `_local_id_z` undefined).
             return contiguous
         strided = (f"{assign} = async_work_group_strided_copy({row_dst}, {row_src}, {n}, "
                    f"{stride}, {event});")
