@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run here, before a GPU session: records the GPU-shaped kernels of every family into
+# Run here, before going to the GPU machine: records the GPU-shaped kernels of every family into
 # .gpu_replay/ (scripts/gpu_replay/record.py; arguments go to it) and downloads into
 # .whl/ the wheels run_on_gpu.sh installs there: pyopencl, at the version installed
 # here, for CPython 3.12 on manylinux x86_64, and its pure-Python dependencies (and
