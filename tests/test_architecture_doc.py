@@ -24,7 +24,8 @@ OUTSIDE_NAMES = {
     "CL_MEM_USE_HOST_PTR", "cl_mem", "clCreateProgramWithIL", "__local", "async_work_group_copy",
     "async_work_group_strided_copy", "vload16", "vload_half16", "vstore16", "vstore_half16_rte",
     "Groups", "scf", "tensor", "if", "while", "index_switch", "scf.for", "gpu.all_reduce",
-    "FileCheck", "PYTHONPATH", "TRITON_OPENCL_DEVICE",
+    "FileCheck", "PYTHONPATH", "TRITON_OPENCL_DEVICE", "OCL_ICD_VENDORS", "BaseException",
+    "pyopencl.Context", "CommandQueue", "Program", "Kernel", "enqueue_nd_range_kernel", "slow",
 }
 STAGE_LIST = re.compile(r"ttir( -> \w+)+")
 NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
@@ -45,24 +46,29 @@ def _repository_paths() -> list[str]:
     return found
 
 
-def _defined_names() -> set[str]:
-    names = set(SOURCE_DIRS)
+def _source_files() -> list[str]:
+    """Our packages' and scripts' Python files, and the test tiers' declarations."""
+    paths = [os.path.join(ROOT, "tests", "conftest.py")]
     for folder in SOURCE_DIRS:
         for directory, _, files in os.walk(os.path.join(ROOT, folder)):
-            for file in files:
-                if not file.endswith(".py"):
-                    continue
-                with open(os.path.join(directory, file)) as f:
-                    tree = ast.parse(f.read())
-                for node in ast.walk(tree):
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                        names.add(node.name)
-                    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                        names.add(node.id)
-                    elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                        names.add(node.attr)
-                    elif isinstance(node, ast.arg):
-                        names.add(node.arg)
+            paths += [os.path.join(directory, file) for file in files if file.endswith(".py")]
+    return paths
+
+
+def _defined_names() -> set[str]:
+    names = set(SOURCE_DIRS)
+    for path in _source_files():
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
     return names
 
 
