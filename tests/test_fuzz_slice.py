@@ -20,14 +20,9 @@ from tests.fuzz.generator import ALL_FEATURES, generate
 from tests.fuzz.reduce import reduce_with
 from tests.fuzz.run import Pool, compare, run_program
 
-# Generator features that reach open bugs; the slice leaves them out.
-KNOWN_BUGS = {
-    "scalar_mask": "untyped min/max in the OpenCL C of masks with a scalar condition ('call to max is ambiguous')",
-    "masked_k": "tl.dot reads past the buffer when K is partly masked (CPU shape)",
-    "return": "PoCL GPU shape with an early return and barriers",
-    "unit_block": "a block of extent 1 makes a mask dimension a scalar condition: the same untyped min/max "
-                  "(tests/fuzz/findings/mask_block_extent_one_min_ambiguous.py)",
-}
+# Generator features that reach open bugs; the slice leaves them out. (Scalar masks, masked
+# K, early returns and unit blocks were here until their bugs were fixed.)
+KNOWN_BUGS = {}
 SLICE_FEATURES = [f for f in ALL_FEATURES if f not in KNOWN_BUGS]
 SLICE_SEEDS = [int(s) for s in os.environ.get("TRITON_SPIRV_FUZZ_SLICE_SEEDS", "1,3,5,6,18,21,24,28").split(",")]
 # (seed, configuration) -> reason, for slice programs that still meet an open bug.
