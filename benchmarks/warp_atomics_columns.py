@@ -5,7 +5,7 @@ hand-written kernels (reference_kernels/atomics_columns.cl).
 
 Records one GPU-shaped launch (`gpu-64k`) per case at a size Oclgrind runs in seconds,
 replays the recordings under Oclgrind with the warp-model plugin
-(/work/shared/tools/warp_model, or $WARP_MODEL_DIR), runs the reference kernels the
+(shared/tools/warp_model beside the checkout, or $WARP_MODEL_DIR), runs the reference kernels the
 same way, and prints one line per kernel: lanes, coalescing, bank conflicts, barriers
 per group and work balance. Nothing here is a test (tests/test_warp_atomics_columns.py
 checks the thresholds).
@@ -21,7 +21,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path[:0] = [HERE, ROOT]
-WARP_MODEL_DIR = os.environ.get("WARP_MODEL_DIR", "/work/shared/tools/warp_model")
+# $WARP_MODEL_DIR, else shared/tools/warp_model beside the checkout.
+WARP_MODEL_DIR = os.environ.get("WARP_MODEL_DIR") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "tools", "warp_model")
 REFERENCE = os.path.join(HERE, "reference_kernels", "atomics_columns.cl")
 HISTOGRAM = {"n": 1 << 14, "bins": 256, "block": 1024, "work_items": 128}
 # (rows, columns of a group's slab, matrix columns)

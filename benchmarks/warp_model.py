@@ -50,9 +50,14 @@ COLUMNS = (("local_bank_ways_avg", "bank avg", "{:.2f}"), ("local_bank_ways_max"
            ("balance_max_over_mean", "balance", "{:.2f}"), ("lane_utilization", "lanes", "{:.2f}"))
 
 
+# The warp model's folder: $WARP_MODEL_DIR, else shared/tools/warp_model beside the checkout.
+WARP_MODEL_DIR = os.environ.get("WARP_MODEL_DIR") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "tools", "warp_model")
+
+
 def warp_model_library():
-    """wmlib of the warp model named by WARP_MODEL_DIR, or None."""
-    folder = os.environ.get("WARP_MODEL_DIR", "")
+    """wmlib of the warp model in WARP_MODEL_DIR, or None."""
+    folder = WARP_MODEL_DIR
     if not folder or not os.path.exists(os.path.join(folder, "wmlib.py")):
         return None
     sys.path.insert(0, folder)

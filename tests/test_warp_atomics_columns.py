@@ -1,5 +1,5 @@
 """The GPU shape of a tensor atomic (a histogram) and of column sums on the warp model
-(an Oclgrind plugin, /work/shared/tools/warp_model), next to hand-written kernels
+(an Oclgrind plugin in shared/tools/warp_model beside the checkout), next to hand-written kernels
 (benchmarks/warp_atomics_columns.py measures both). Skipped without oclgrind or the
 plugin's sources and headers (liboclgrind-dev)."""
 import os

@@ -9,8 +9,9 @@ runs. Then the problem sizes are shrunk the same way.
 """
 
 import os
+import re
 
-from .run import REPO_ROOT, run_program
+from .run import run_program
 
 REPRODUCER_FOOTER = '''
 
@@ -30,10 +31,10 @@ if __name__ == "__main__":
     if len(sys.argv) == 2:  # a child: run and save the outputs
         np.savez(sys.argv[1], **run(**({{}} if os.environ.get("TRITON_INTERPRET") == "1" else OPTIONS)))
         sys.exit(0)
-    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else the current folder
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
-    root = root if root != "/" else {repo_root!r}
+    root = root if root != "/" else os.getcwd()
     base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
         base.pop(key, None)
@@ -127,5 +128,6 @@ def _shrink_sizes(program, still_fails, budget):
 
 
 def reproducer_source(program, config, env, options, found):
-    return program.source() + REPRODUCER_FOOTER.format(config=config, env=env, options=options, found=found,
-                                                       repo_root=REPO_ROOT)
+    """`found`: the failure's first lines, without a traceback or the machine's paths."""
+    found = re.sub(r"/[^\s'\":]+/", "", found.split("\nTraceback")[0])[:600]
+    return program.source() + REPRODUCER_FOOTER.format(config=config, env=env, options=options, found=found)

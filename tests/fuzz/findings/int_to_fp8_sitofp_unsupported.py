@@ -102,7 +102,7 @@ def run(**options):
 CONFIG = 'pocl-cpu'
 ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'pocl'}
 OPTIONS = {}
-FOUND = 'error: OpenCLEmitError: arith.sitofp at PATH:N: arith.sitofp from iN to fNENMN is not supported\nOpenCLEmitError: arith.sitofp at /tmp/fz-final/programs/seed2074.py:32: arith.sitofp from i8 to f8E5M2 is not supported\n/fuzz/worker.py", line 42, in main\n    _run(request, index)\n  File "/work/wt/fuzz/tests/fuzz/worker.py", line 34, in _run\n    outputs = module.run(**request["options"])\n              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/tmp/fz-final/programs/seed2074.py", line 82, in run\n    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 375, in <lambda>\n    return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)\n                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 765, in run\n    kernel = self._do_compile(key, signature, device, constexprs, options, attrs, warmup)\n             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 917, in _do_compile\n    kernel = self.compile(src, target=target, options=options.__dict__)\n             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/compiler/compiler.py", line 327, in compile\n    next_module = compile_ir(module, metadata)\n              '
+FOUND = 'error: OpenCLEmitError: arith.sitofp at PATH:N: arith.sitofp from iN to fNENMN is not supported\nOpenCLEmitError: arith.sitofp at PATH:32: arith.sitofp from i8 to f8E5M2 is not supported\n/fuzz/worker.py", line 42, in main\n    _run(request, index)\n  File "PATH", line 34, in _run\n    outputs = module.run(**request["options"])\n              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "PATH", line 82, in run\n    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),\n  File "PATH", line 375, in <lambda>\n    return lambda *args, **kwargs: self.run(grid=grid, warmup=Fal'
 
 if __name__ == "__main__":
     import subprocess
@@ -115,7 +115,7 @@ if __name__ == "__main__":
     root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
-    root = root if root != "/" else '/work/wt/fuzz'
+    root = root if root != "/" else os.getcwd()
     base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
         base.pop(key, None)

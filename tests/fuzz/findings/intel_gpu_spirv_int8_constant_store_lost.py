@@ -111,7 +111,7 @@ if __name__ == "__main__":
     root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
-    root = root if root != "/" else '/work/main'
+    root = root if root != "/" else os.getcwd()
     base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
         base.pop(key, None)

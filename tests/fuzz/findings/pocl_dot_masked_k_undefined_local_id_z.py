@@ -109,7 +109,7 @@ def run(**options):
 CONFIG = 'pocl-cpu'
 ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'pocl'}
 OPTIONS = {}
-FOUND = 'crash: crash\nworker exited with -6\ndlopen("/root/.cache/pocl/kcache/MC/NJGBCHJDGLKGHPEFCMHCHJAMODEBCOFFJLHON/kernel_1/0-0-0/kernel_1.so") failed with \'/root/.cache/pocl/kcache/MC/NJGBCHJDGLKGHPEFCMHCHJAMODEBCOFFJLHON/kernel_1/0-0-0/kernel_1.so: undefined symbol: _local_id_z\'.\nnote: missing symbols in the kernel binary might be reported as \'file not found\' errors.\n'
+FOUND = 'crash: crash\nworker exited with -6\ndlopen("PATH") failed with \'PATH: undefined symbol: _local_id_z\'.\nnote: missing symbols in the kernel binary might be reported as \'file not found\' errors.\n'
 
 if __name__ == "__main__":
     import subprocess
@@ -122,7 +122,7 @@ if __name__ == "__main__":
     root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
-    root = root if root != "/" else '/work/wt/fuzz'
+    root = root if root != "/" else os.getcwd()
     base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
         base.pop(key, None)

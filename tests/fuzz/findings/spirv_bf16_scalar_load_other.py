@@ -101,7 +101,7 @@ def run(**options):
 CONFIG = 'intel-cpu-spirv'
 ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'intel'}
 OPTIONS = {'program': 'spirv'}
-FOUND = 'error: SpirvStageError: kernel \'kernel_N\': arith.constant at PATH:N: a bfN value here (other than a bfN <-> fN conversion of a loaded or stored element) has no SPIR-V lowering\nSpirvStageError: kernel \'kernel_1\': arith.constant at /tmp/fz-bf7/programs/seed7.py:16: a bf16 value here (other than a bf16 <-> f32 conversion of a loaded or stored element) has no SPIR-V lowering\nTraceback (most recent call last):\n  File "/work/wt/fuzz/tests/fuzz/worker.py", line 42, in main\n    _run(request, index)\n  File "/work/wt/fuzz/tests/fuzz/worker.py", line 34, in _run\n    outputs = module.run(**request["options"])\n              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/tmp/fz-bf7/programs/seed7.py", line 86, in run\n    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 375, in <lambda>\n    return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)\n                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 765, in run\n    kernel = self._do_compile(key, signature, device, constexprs, options, attrs, warmup)\n             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 917, in _do_compile\n    kernel = self.compile(src, target=target, options=options.__dict__)\n             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/py'
+FOUND = "error: SpirvStageError: kernel 'kernel_N': arith.constant at PATH:N: a bfN value here (other than a bfN <-> fN conversion of a loaded or stored element) has no SPIR-V lowering\nSpirvStageError: kernel 'kernel_1': arith.constant at PATH:16: a bf16 value here (other than a bf16 <-> f32 conversion of a loaded or stored element) has no SPIR-V lowering"
 
 if __name__ == "__main__":
     import subprocess
@@ -114,7 +114,7 @@ if __name__ == "__main__":
     root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
-    root = root if root != "/" else '/work/wt/fuzz'
+    root = root if root != "/" else os.getcwd()
     base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
         base.pop(key, None)

@@ -97,7 +97,7 @@ def run(**options):
 CONFIG = 'intel-cpu-spirv'
 ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'intel'}
 OPTIONS = {'program': 'spirv'}
-FOUND = 'error: SpirvStageError: kernel \'kernel_N\': conversion to the SPIR-V dialect failed: loc("vN"("PATH":N:N)): failed to legalize operation \'math.cbrt\'\nSpirvStageError: kernel \'kernel_1\': conversion to the SPIR-V dialect failed: loc("v5"("/tmp/fz-r321/programs/seed321.py":30:10)): failed to legalize operation \'math.cbrt\'\nTraceback (most recent call last):\n  File "/work/wt/fuzz/tests/fuzz/worker.py", line 42, in main\n    _run(request, index)\n  File "/work/wt/fuzz/tests/fuzz/worker.py", line 34, in _run\n    outputs = module.run(**request["options"])\n              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/tmp/fz-r321/programs/seed321.py", line 84, in run\n    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 375, in <lambda>\n    return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)\n                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 765, in run\n    kernel = self._do_compile(key, signature, device, constexprs, options, attrs, warmup)\n             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/triton/runtime/jit.py", line 917, in _do_compile\n    kernel = self.compile(src, target=target, options=options.__dict__)\n             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/t'
+FOUND = 'error: SpirvStageError: kernel \'kernel_N\': conversion to the SPIR-V dialect failed: loc("vN"("PATH":N:N)): failed to legalize operation \'math.cbrt\'\nSpirvStageError: kernel \'kernel_1\': conversion to the SPIR-V dialect failed: loc("v5"("PATH":30:10)): failed to legalize operation \'math.cbrt\''
 
 if __name__ == "__main__":
     import subprocess
@@ -110,7 +110,7 @@ if __name__ == "__main__":
     root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
-    root = root if root != "/" else '/work/wt/fuzz'
+    root = root if root != "/" else os.getcwd()
     base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
         base.pop(key, None)
