@@ -94,51 +94,20 @@ def run(**options):
 
 # ---------------------------------------------------------------------------------
 # Reproducer: runs the kernel under Triton's interpreter (the reference) and in the
-# configuration below, each in its own process, and prints what differs.
+# configuration below, each in its own process, and prints what differs
+# (tests/fuzz/reproducer.py).
 CONFIG = 'intel-gpu-spirv'
 ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'intel'}
 OPTIONS = {'opencl_target': 'gpu', 'program': 'spirv'}
 FOUND = 'mismatch: mismatch\no1 (int8): 1736 of 1736 elements differ, first at (0, 0): got np.int8(7), expected np.int8(0)'
 
 if __name__ == "__main__":
-    import subprocess
     import sys
-    import tempfile
 
-    if len(sys.argv) == 2:  # a child: run and save the outputs
-        np.savez(sys.argv[1], **run(**({} if os.environ.get("TRITON_INTERPRET") == "1" else OPTIONS)))
-        sys.exit(0)
-    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else the current folder
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
-    root = root if root != "/" else os.getcwd()
-    base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
-        base.pop(key, None)
-    with tempfile.TemporaryDirectory() as tmp:
-        ref, got = os.path.join(tmp, "ref.npz"), os.path.join(tmp, "got.npz")
-        subprocess.run([sys.executable, __file__, ref], env=dict(base, TRITON_INTERPRET="1"), check=True)
-        try:
-            proc = subprocess.run([sys.executable, __file__, got], env=dict(base, **ENVIRONMENT), timeout=300,
-                                  capture_output=True, text=True)
-        except subprocess.TimeoutExpired:
-            print(f"{CONFIG}: HANG (no result after 300 s)")
-            sys.exit(1)
-        if proc.returncode != 0:
-            print(f"{CONFIG}: FAILED\n{proc.stderr[-3000:]}")
-            sys.exit(1)
-        expected, actual = np.load(ref), np.load(got)
-        bad = False
-        for name in expected.files:
-            e, a = expected[name], actual[name]
-            if e.dtype.kind in "iub":
-                diff = e != a
-            else:
-                diff = ~np.isclose(a, e, rtol=1e-2, atol=1e-2, equal_nan=True)
-            if diff.any():
-                bad = True
-                idx = tuple(int(i) for i in np.argwhere(diff)[0])
-                print(f"{CONFIG}: {name}: {int(diff.sum())} of {diff.size} differ; first at {idx}: "
-                      f"got {a[idx]!r}, expected {e[idx]!r}")
-        print(f"{CONFIG}: " + ("MISMATCH" if bad else "outputs match the interpreter"))
-        sys.exit(1 if bad else 0)
+    sys.path.insert(0, root if root != "/" else os.getcwd())
+    from tests.fuzz.reproducer import main
+
+    main(__file__, run, CONFIG, ENVIRONMENT, OPTIONS)

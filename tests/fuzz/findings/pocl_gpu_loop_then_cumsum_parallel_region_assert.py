@@ -105,51 +105,20 @@ def run(**options):
 
 # ---------------------------------------------------------------------------------
 # Reproducer: runs the kernel under Triton's interpreter (the reference) and in the
-# configuration below, each in its own process, and prints what differs.
+# configuration below, each in its own process, and prints what differs
+# (tests/fuzz/reproducer.py).
 CONFIG = 'pocl-gpu'
 ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'pocl'}
 OPTIONS = {'opencl_target': 'gpu'}
 FOUND = 'crash: crash: pythonN: .PATH:N: bool pocl::ParallelRegion::Verify(): Assertion `N && "Incoming edges to non-entry block!"\' failed.\nworker exited with -6\nsuspicious block: for.cond.cleanup76.thread\nthe entry is: for.body77.preheader\npython3: ./lib/llvmopencl/ParallelRegion.cc:399: bool pocl::ParallelRegion::Verify(): Assertion `0 && "Incoming edges to non-entry block!"\' failed.\n'
 
 if __name__ == "__main__":
-    import subprocess
     import sys
-    import tempfile
 
-    if len(sys.argv) == 2:  # a child: run and save the outputs
-        np.savez(sys.argv[1], **run(**({} if os.environ.get("TRITON_INTERPRET") == "1" else OPTIONS)))
-        sys.exit(0)
-    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else where it was made
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else the current folder
     while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
         root = os.path.dirname(root)
-    root = root if root != "/" else os.getcwd()
-    base = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for key in ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM"):
-        base.pop(key, None)
-    with tempfile.TemporaryDirectory() as tmp:
-        ref, got = os.path.join(tmp, "ref.npz"), os.path.join(tmp, "got.npz")
-        subprocess.run([sys.executable, __file__, ref], env=dict(base, TRITON_INTERPRET="1"), check=True)
-        try:
-            proc = subprocess.run([sys.executable, __file__, got], env=dict(base, **ENVIRONMENT), timeout=300,
-                                  capture_output=True, text=True)
-        except subprocess.TimeoutExpired:
-            print(f"{CONFIG}: HANG (no result after 300 s)")
-            sys.exit(1)
-        if proc.returncode != 0:
-            print(f"{CONFIG}: FAILED\n{proc.stderr[-3000:]}")
-            sys.exit(1)
-        expected, actual = np.load(ref), np.load(got)
-        bad = False
-        for name in expected.files:
-            e, a = expected[name], actual[name]
-            if e.dtype.kind in "iub":
-                diff = e != a
-            else:
-                diff = ~np.isclose(a, e, rtol=1e-2, atol=1e-2, equal_nan=True)
-            if diff.any():
-                bad = True
-                idx = tuple(int(i) for i in np.argwhere(diff)[0])
-                print(f"{CONFIG}: {name}: {int(diff.sum())} of {diff.size} differ; first at {idx}: "
-                      f"got {a[idx]!r}, expected {e[idx]!r}")
-        print(f"{CONFIG}: " + ("MISMATCH" if bad else "outputs match the interpreter"))
-        sys.exit(1 if bad else 0)
+    sys.path.insert(0, root if root != "/" else os.getcwd())
+    from tests.fuzz.reproducer import main
+
+    main(__file__, run, CONFIG, ENVIRONMENT, OPTIONS)
