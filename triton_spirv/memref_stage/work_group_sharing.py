@@ -83,53 +83,139 @@ def work_group_size(target, num_warps: int) -> int:
     return max(multiple, size - size % multiple) if size >= multiple else size
 
 
-def share_work_group(module: ir.Module, work_items: int, collectives: bool = False,
-                     quirks: tuple[str, ...] = ()) -> None:
-    """Distributes, guards and synchronizes every kernel of `module` for `work_items`;
-    with `collectives` (the target has work-group collective functions), reductions
-    that have one use it instead of a tree (work_group_collectives.py). `quirks`: the
-    target's device quirks (triton_spirv/target.py) whose workarounds this rewrite
-    makes (`one_sided_barrier_branch`, `barrier_loop_after_branch`,
-    `one_round_loops_strided`, `chunked_distribution`); none: the plain forms."""
-    for func in module.body.operations:
-        if func.operation.name != "func.func" or not func.regions[0].blocks:
-            continue
-        _share_function(func, work_items, collectives, frozenset(quirks))
+def _functions(module: ir.Module) -> list:
+    """The module's functions with a body."""
+    return [func for func in module.body.operations
+            if func.operation.name == "func.func" and func.regions[0].blocks]
 
 
-def _share_function(func, work_items: int, collectives: bool, quirks: frozenset) -> None:
-    entry = func.regions[0].blocks[0]
-    with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(entry):
-        lid = gpu.thread_id(gpu.Dimension.x)
-    sharing = _Sharing(lid, work_items, chunked="chunked_distribution" in quirks)
-    converting_copy_loops(entry)        # loops the next lines distribute
-    split_column_reductions(entry, work_items)
-    for loop in _outermost_parallel_loops(entry):
-        sharing.distribute(loop)
-    for nest in _owner_parallel_nests(entry, sharing.distributed):
-        sharing.distribute_nest(nest)
-    for nest in atomic_nests(entry, sharing.distributed):
-        sharing.distribute_nest(nest)
-    for match in _serial_reductions(entry, sharing.distributed):
-        if collectives and has_collective(match.combiner):
-            sharing.reduce_with_collective(match)
-        else:
-            sharing.reduce_as_tree(match)
-    for rows in scans_on_work_group(entry, lid, work_items, skip=sharing.distributed):
-        sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
-    sharing.privatize(entry)
-    sharing.count_rounds(one_round_strided="one_round_loops_strided" in quirks)
-    # before the barriers, which then see the shared buffers; tree reductions keep
-    # theirs (their accesses are recorded in `partitioned`)
-    share_sequential_tiles(entry, keep=sharing.partitioned_buffers())
-    sharing.guard_block(entry)
-    _Barriers(sharing).scan(entry, [], insert=True)
-    if "one_sided_barrier_branch" in quirks:
-        _balance_barriers(entry)
-    if "barrier_loop_after_branch" in quirks:
-        _enter_barrier_loops_after_a_barrier(entry)
-    func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
+def _entry(func) -> ir.Block:
+    return func.regions[0].blocks[0]
 
+
+def sharing_of(func, config, analyses: dict) -> "WorkGroupSharing":
+    """The sharing state of `func` in this pipeline run's `analyses`, made by the first
+    pass that asks: the work-item id (`gpu.thread_id x`) at the function's start."""
+    key = (WorkGroupSharing, op_of(func))
+    found = analyses.get(key)
+    if found is None:
+        with ir.Location.unknown(), ir.InsertionPoint.at_block_begin(_entry(func)):
+            lid = gpu.thread_id(gpu.Dimension.x)
+        found = analyses[key] = WorkGroupSharing(
+            lid, config.work_items, chunked=config.has_quirk("chunked_distribution"))
+    return found
+
+
+def convert_copies_to_loops(module: ir.Module, _config, _analyses: dict) -> None:
+    """Converting copies into tiles become loops (shared_copies.py), which the
+    distribution then spreads over the work-items."""
+    for func in _functions(module):
+        converting_copy_loops(_entry(func))
+
+
+def split_columns(module: ir.Module, config, _analyses: dict) -> None:
+    """Column reductions split into strips of rows (work_group_columns.py)."""
+    for func in _functions(module):
+        split_column_reductions(_entry(func), config.work_items)
+
+
+def distribute_parallel_loops(module: ir.Module, config, analyses: dict) -> None:
+    """Distribution: every outermost `scf.parallel`, then every perfect scf.for nest
+    whose iterations are independent (`_owner_parallel_nests`), becomes a loop over the
+    work-item's chunks."""
+    for func in _functions(module):
+        sharing = sharing_of(func, config, analyses)
+        for loop in _outermost_parallel_loops(_entry(func)):
+            sharing.distribute(loop)
+        for nest in _owner_parallel_nests(_entry(func), sharing.distributed):
+            sharing.distribute_nest(nest)
+
+
+def distribute_atomics(module: ir.Module, config, analyses: dict) -> None:
+    """The loops of tensor atomics are distributed (work_group_atomics.py)."""
+    for func in _functions(module):
+        sharing = sharing_of(func, config, analyses)
+        for nest in atomic_nests(_entry(func), sharing.distributed):
+            sharing.distribute_nest(nest)
+
+
+def reduce_on_work_group(module: ir.Module, config, analyses: dict) -> None:
+    """Serial reduction loops outside the distributed ones: a work-group collective
+    where the target has one for the combiner (`config.collectives`), else a tree."""
+    for func in _functions(module):
+        sharing = sharing_of(func, config, analyses)
+        for match in _serial_reductions(_entry(func), sharing.distributed):
+            if config.collectives and has_collective(match.combiner):
+                sharing.reduce_with_collective(match)
+            else:
+                sharing.reduce_as_tree(match)
+
+
+def scan_on_work_group(module: ir.Module, config, analyses: dict) -> None:
+    """Scans outside the distributed loops run on the work-group (work_group_scans.py);
+    their loops hold their own barriers."""
+    for func in _functions(module):
+        sharing = sharing_of(func, config, analyses)
+        for rows in scans_on_work_group(_entry(func), sharing.lid, config.work_items,
+                                        skip=sharing.distributed):
+            sharing.partitioned[op_of(rows)] = _plain_accesses(rows, ANY)   # own barriers
+
+
+def privatize_tiles(module: ir.Module, config, analyses: dict) -> None:
+    """Tiles only their owners touch become private arrays (WorkGroupSharing.privatize)."""
+    for func in _functions(module):
+        sharing_of(func, config, analyses).privatize(_entry(func))
+
+
+def count_distributed_rounds(module: ir.Module, config, analyses: dict) -> None:
+    """Distributed loops that index private arrays count their rounds from 0
+    (WorkGroupSharing.count_rounds)."""
+    for func in _functions(module):
+        sharing_of(func, config, analyses).count_rounds(
+            one_round_strided=config.has_quirk("one_round_loops_strided"))
+
+
+def share_sequential_tiles_of_functions(module: ir.Module, _config, analyses: dict) -> None:
+    """Tiles with disjoint lifetimes share memory (sequential_tiles.py); before the
+    barriers, which then see the shared buffers; tree reductions keep theirs (their
+    accesses are recorded in `partitioned`)."""
+    for func in _functions(module):
+        sharing = analyses.get((WorkGroupSharing, op_of(func)))
+        keep = sharing.partitioned_buffers() if sharing is not None else ()
+        share_sequential_tiles(_entry(func), keep=keep)
+
+
+def guard_single_sections(module: ir.Module, config, analyses: dict) -> None:
+    """Single-work-item sections: writes every work-item would repeat run on work-item
+    0 (WorkGroupSharing.guard_block)."""
+    for func in _functions(module):
+        sharing_of(func, config, analyses).guard_block(_entry(func))
+
+
+def insert_barriers(module: ir.Module, config, analyses: dict) -> None:
+    """Barriers where an access meets a conflicting one of another owner (_Barriers)."""
+    for func in _functions(module):
+        _Barriers(sharing_of(func, config, analyses)).scan(_entry(func), [], insert=True)
+
+
+def balance_barriers(module: ir.Module, _config, _analyses: dict) -> None:
+    """Quirk one_sided_barrier_branch (_balance_barriers)."""
+    for func in _functions(module):
+        _balance_barriers(_entry(func))
+
+
+def barrier_before_loops(module: ir.Module, _config, _analyses: dict) -> None:
+    """Quirk barrier_loop_after_branch (_enter_barrier_loops_after_a_barrier)."""
+    for func in _functions(module):
+        _enter_barrier_loops_after_a_barrier(_entry(func))
+
+
+def set_local_size(module: ir.Module, config, _analyses: dict) -> None:
+    """`opencl.local_size`: the emitter's `reqd_work_group_size` and the launcher's
+    local size."""
+    for func in _functions(module):
+        func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get(
+            [config.work_items, 1, 1])
 
 
 def _bound_key(value: ir.Value):
@@ -155,7 +241,15 @@ class _Rounds:
     round: ir.Value
 
 
-class _Sharing:
+class WorkGroupSharing:
+    """What the work-group sharing passes of one function learn and later ones read:
+    the work-item id `lid`, the distributed loops (`distributed`: op -> Distribution;
+    `iterations`, `rounds`), the single-work-item sections (`single`) and the ops of
+    reductions and scans that hold their own barriers, with their accesses as the
+    barrier analysis sees them (`partitioned`). The IR does not say these (a
+    distributed loop is an scf.for like others), so the passes hand this object along
+    (passes.py: `analyses`) instead of matching the loops' form again."""
+
     def __init__(self, lid: ir.Value, work_items: int, chunked: bool = False):
         self.lid = lid
         self.work_items = work_items
@@ -929,7 +1023,7 @@ def _is_global(buffer: ir.Value) -> bool:
 
 
 class _Barriers:
-    def __init__(self, sharing: _Sharing):
+    def __init__(self, sharing: WorkGroupSharing):
         self.sharing = sharing
 
     def scan(self, block: ir.Block, pending: list, insert: bool) -> list:
