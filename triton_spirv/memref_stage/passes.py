@@ -34,7 +34,17 @@ from .program_loops import loop_programs
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
 from .streaming_stores import stream_stores
-from . import work_group_sharing as sharing
+from .sequential_tiles import share_sequential_tiles_of_functions
+from .single_work_item import guard_single_sections
+from .work_group_barriers import (balance_barriers, barrier_before_loops,
+                                  double_barriers_in_branches, insert_barriers)
+from .work_group_distribution import (convert_copies_to_loops, count_distributed_rounds,
+                                      distribute_atomics, distribute_parallel_loops,
+                                      split_columns)
+from .work_group_privatization import privatize_tiles
+from .work_group_reductions import reduce_on_work_group
+from .work_group_scans import scan_on_work_group
+from .work_group_sharing import set_local_size
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,10 @@ class PipelineConfig:
 
     def has_quirk(self, name: str) -> bool:
         return name in self.quirks
+
+
+# One work-item per program, no options: the HLO frontend's config and the default.
+CPU_SHAPE = PipelineConfig()
 
 
 def _always(_config: PipelineConfig) -> bool:
@@ -143,23 +157,27 @@ def _local_padding(module: ir.Module, config: PipelineConfig, _analyses: dict) -
 
 # The work-group sharing of the GPU shape (work_group_sharing.py's docstring: the
 # distribution, the single-work-item sections, the barriers), one pass per step, in
-# the order their analyses need.
+# the order their analyses need: the distribution first (the loops it leaves are what
+# the rest reads), reductions and scans only outside the distributed loops, private
+# arrays before the rounds are counted (a loop indexing one counts them), sequential
+# tiles before the guards (a tile's first use is still the op itself), the barriers
+# once every owner is known, the quirks' barrier fix-ups after them.
 WORK_GROUP_SHARING = (
-    Pass("converting-copies", sharing.convert_copies_to_loops, _gpu_shape),
-    Pass("work-group-columns", sharing.split_columns, _gpu_shape),
-    Pass("work-group-distribution", sharing.distribute_parallel_loops, _gpu_shape),
-    Pass("work-group-atomics", sharing.distribute_atomics, _gpu_shape),
-    Pass("work-group-reductions", sharing.reduce_on_work_group, _gpu_shape),
-    Pass("work-group-scans", sharing.scan_on_work_group, _gpu_shape),
-    Pass("work-group-privatization", sharing.privatize_tiles, _gpu_shape),
-    Pass("work-group-rounds", sharing.count_distributed_rounds, _gpu_shape),
-    Pass("sequential-tiles", sharing.share_sequential_tiles_of_functions, _gpu_shape),
-    Pass("single-work-item", sharing.guard_single_sections, _gpu_shape),
-    Pass("work-group-barriers", sharing.insert_barriers, _gpu_shape),
-    Pass("balance-barriers", sharing.balance_barriers, _gpu_quirk("one_sided_barrier_branch")),
-    Pass("barrier-before-loops", sharing.barrier_before_loops,
+    Pass("converting-copies", convert_copies_to_loops, _gpu_shape),
+    Pass("work-group-columns", split_columns, _gpu_shape),
+    Pass("work-group-distribution", distribute_parallel_loops, _gpu_shape),
+    Pass("work-group-atomics", distribute_atomics, _gpu_shape),
+    Pass("work-group-reductions", reduce_on_work_group, _gpu_shape),
+    Pass("work-group-scans", scan_on_work_group, _gpu_shape),
+    Pass("work-group-privatization", privatize_tiles, _gpu_shape),
+    Pass("work-group-rounds", count_distributed_rounds, _gpu_shape),
+    Pass("sequential-tiles", share_sequential_tiles_of_functions, _gpu_shape),
+    Pass("single-work-item", guard_single_sections, _gpu_shape),
+    Pass("work-group-barriers", insert_barriers, _gpu_shape),
+    Pass("balance-barriers", balance_barriers, _gpu_quirk("one_sided_barrier_branch")),
+    Pass("barrier-before-loops", barrier_before_loops,
          _gpu_quirk("barrier_loop_after_branch")),
-    Pass("work-group-size", sharing.set_local_size, _gpu_shape),
+    Pass("work-group-size", set_local_size, _gpu_shape),
 )
 
 # Order matters:
@@ -212,7 +230,7 @@ PASSES = (
     upstream("lower-affine"),
     upstream("canonicalize"),
     upstream("cse"),
-    Pass("double-barriers", _module_rewrite(sharing.double_barriers_in_branches),
+    Pass("double-barriers", _module_rewrite(double_barriers_in_branches),
          _gpu_quirk("barrier_in_uniform_branch")),
     Pass("streaming-stores", _module_rewrite(stream_stores),
          lambda config: config.streaming_stores and not config.shares_work_group),

@@ -12,13 +12,13 @@ from __future__ import annotations
 from mlir import ir
 
 from ..ir_dump import dump_after, dump_requested
-from .passes import PASSES, Pass, PipelineConfig, PipelineError, run_upstream, verify
+from .passes import CPU_SHAPE, PASSES, Pass, PipelineConfig, PipelineError, run_upstream, verify
 
 __all__ = ["PipelineConfig", "PipelineError", "lower_to_memref", "run_passes",
            "upstream_names"]
 
 
-def lower_to_memref(module: ir.Module, config: PipelineConfig = PipelineConfig()) -> ir.Module:
+def lower_to_memref(module: ir.Module, config: PipelineConfig = CPU_SHAPE) -> ir.Module:
     """Lowers `module` in place from Linalg on tensors to the memref stage, running the
     passes that apply to `config` (passes.py)."""
     return run_passes(module, [p for p in PASSES if p.applies(config)], config)
@@ -52,6 +52,6 @@ def _flush(module: ir.Module, upstream_passes: list[Pass]) -> None:
         run_upstream(module, tuple(p.upstream for p in upstream_passes))
 
 
-def upstream_names(config: PipelineConfig = PipelineConfig()) -> list[str]:
+def upstream_names(config: PipelineConfig = CPU_SHAPE) -> list[str]:
     """The upstream passes the pipeline runs for `config`, in order."""
     return [p.name for p in PASSES if p.upstream is not None and p.applies(config)]
