@@ -13,8 +13,7 @@ again under variants of the pipeline's parameters, so that paths the device does
 take are compared too: on the GPU shape without quirks, with every quirk and with the
 work-group collectives switched; on the CPU shape with program loops and streaming
 stores. Files: `<shape>/<nnn>-<kernel>-<variant>.cl`, numbered in compilation order; a
-variant the compiler rejects writes its error instead.
-"""
+variant the compiler rejects writes its error instead."""
 from __future__ import annotations
 
 import dataclasses
