@@ -287,13 +287,3 @@ def verify(module: ir.Module, name: str) -> None:
     except ir.MLIRError as err:
         raise PipelineError(f"{name} produced invalid IR: {err}") from None
 
-
-def share_work_group(module: ir.Module, work_items: int, collectives: bool = False,
-                     quirks: tuple[str, ...] = ()) -> ir.Module:
-    """The work-group sharing passes alone (WORK_GROUP_SHARING, those that apply), for
-    `work_items` on a target with work-group collectives or not and with `quirks`: what
-    the pipeline runs on the GPU shape between owner copies and lower-affine."""
-    from .pipeline import run_passes
-    config = PipelineConfig(work_items=work_items, collectives=collectives,
-                            quirks=tuple(quirks))
-    return run_passes(module, [p for p in WORK_GROUP_SHARING if p.applies(config)], config)

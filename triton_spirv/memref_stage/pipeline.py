@@ -12,10 +12,11 @@ from __future__ import annotations
 from mlir import ir
 
 from ..ir_dump import dump_after, dump_requested
-from .passes import CPU_SHAPE, PASSES, Pass, PipelineConfig, PipelineError, run_upstream, verify
+from .passes import (CPU_SHAPE, PASSES, WORK_GROUP_SHARING, Pass, PipelineConfig,
+                     PipelineError, run_upstream, verify)
 
 __all__ = ["PipelineConfig", "PipelineError", "lower_to_memref", "run_passes",
-           "upstream_names"]
+           "share_work_group", "upstream_names"]
 
 
 def lower_to_memref(module: ir.Module, config: PipelineConfig = CPU_SHAPE) -> ir.Module:
@@ -55,3 +56,13 @@ def _flush(module: ir.Module, upstream_passes: list[Pass]) -> None:
 def upstream_names(config: PipelineConfig = CPU_SHAPE) -> list[str]:
     """The upstream passes the pipeline runs for `config`, in order."""
     return [p.name for p in PASSES if p.upstream is not None and p.applies(config)]
+
+
+def share_work_group(module: ir.Module, work_items: int, collectives: bool = False,
+                     quirks: tuple[str, ...] = ()) -> ir.Module:
+    """The work-group sharing passes alone (WORK_GROUP_SHARING, those that apply), for
+    `work_items` on a target with work-group collectives or not and with `quirks`: what
+    the pipeline runs on the GPU shape between owner copies and lower-affine."""
+    config = PipelineConfig(work_items=work_items, collectives=collectives,
+                            quirks=tuple(quirks))
+    return run_passes(module, [p for p in WORK_GROUP_SHARING if p.applies(config)], config)
