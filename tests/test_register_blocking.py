@@ -14,7 +14,7 @@ from mlir import ir
 from triton_spirv.memref_stage.register_blocking import (block_contractions,
                                                          block_contractions_exactly)
 from triton_spirv.stages import memref_to_opencl, new_context
-from triton_spirv.memref_stage import pipeline
+from triton_spirv.memref_stage import passes
 from test_lang_dot_shapes import matmul_kernel
 
 MATMUL_NEST = """
@@ -131,7 +131,7 @@ def test_rewritten_nest_prints_as_vector_opencl():
                                                  "func.func @k(%lhs_arg: memref<?xf32>) "
                                                  "attributes {opencl.arg_names = [\"x\"]}"))
         block_contractions(module)
-        pipeline._run(module, pipeline.AFFINE_TO_MEMREF)
+        passes.run_upstream(module, ("lower-affine", "canonicalize", "cse"))
         source = memref_to_opencl(str(module)).source
     assert "float16 " in source and "vload16(0, " in source and "vstore16(" in source
 

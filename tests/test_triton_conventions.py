@@ -100,7 +100,7 @@ def _without_locations(mlir_text):
 
 
 def test_mlir_enable_dump_prints_the_ir_after_each_pass(tmp_path):
-    from triton_spirv.memref_stage.pipeline import LINALG_TO_MEMREF
+    from triton_spirv.memref_stage.pipeline import upstream_names
     # The CPU shape's pipeline (GPU targets add the work-group sharing steps).
     run = run_script(tmp_path, MLIR_ENABLE_DUMP="1", TRITON_SPIRV_TARGET="cpu")
     dumps = _dumps(run.stderr)
@@ -109,10 +109,11 @@ def test_mlir_enable_dump_prints_the_ir_after_each_pass(tmp_path):
     # Triton's TTIR passes (its own pass manager) and every step of ours, in order.
     assert any(when == "Before" and "Inliner" in name for when, name, _ in dumps)
     assert ours[0] == "convert-ttir-to-linalg"
-    assert [n for n in ours if n in LINALG_TO_MEMREF] == list(LINALG_TO_MEMREF)
-    assert "block_contractions" in ours and "forward_streams" in ours
+    upstream = upstream_names()
+    assert [n for n in ours if n in upstream] == upstream
+    assert "register-blocking" in ours and "stream-forwarding" in ours
     # The CPU shape's last step: the kernel's work-groups loop over programs.
-    assert ours[-1] == "loop_programs"
+    assert ours[-1] == "program-loops"
     # The IR after the last step is the memref stage the compiler kept.
     last = [ir for when, name, ir in dumps if when == "After" and name == ours[-1]][-1]
     assert last.strip() == _without_locations(_result(run)["memref"]).strip()
@@ -157,5 +158,5 @@ def test_mlir_enable_dump_covers_the_hlo_frontend(tmp_path):
     assert steps[0] == "hlo-emitter"
     assert [s for s in steps if s.startswith("hlo-")][1:] == [f"hlo-{n}" for n, _ in PASSES if n != "memref"]
     # The shared pipeline's passes, then its last rewrite (pipeline.lower_to_memref).
-    assert steps[-1] == "share_branch_tiles" and steps[-2] == "cse"
+    assert steps[-1] == "branch-tiles" and steps[-2] == "cse"
     assert "func.func(convert-linalg-to-affine-loops)" in steps

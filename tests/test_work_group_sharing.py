@@ -19,7 +19,8 @@ from mlir import ir, passmanager
 
 from triton_spirv.stages import new_context
 from triton_spirv.target import NAMED_TARGETS, TARGET_ENV
-from triton_spirv.memref_stage.work_group_sharing import share_work_group, work_group_size
+from triton_spirv.memref_stage.pipeline import share_work_group
+from triton_spirv.memref_stage.work_group_sharing import work_group_size
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OCLGRIND = shutil.which("oclgrind")

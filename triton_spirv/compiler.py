@@ -364,15 +364,13 @@ def make_linalg(src, metadata, options) -> str:
 
 def make_memref(src: str, metadata, options) -> str:
     from .stages import linalg_to_memref_text
+    from .memref_stage.passes import PipelineConfig
     from .memref_stage.work_group_sharing import work_group_size
     target = current_target(options.opencl_target)
-    program_loops = options.program_loops and target.loops_programs
-    return linalg_to_memref_text(src, work_items=work_group_size(target, options.num_warps),
-                                 program_loops=program_loops,
-                                 streaming_stores=options.streaming_stores and target.is_cpu,
-                                 collectives=options.work_group_collectives
-                                 and bool(target.work_group_collectives),
-                                 quirks=target.quirks, local_mem_bytes=target.local_mem_bytes)
+    config = PipelineConfig.for_target(
+        target, work_group_size(target, options.num_warps), program_loops=options.program_loops,
+        streaming_stores=options.streaming_stores, collectives=options.work_group_collectives)
+    return linalg_to_memref_text(src, config)
 
 
 def make_cl(src: str, metadata, options) -> str:

@@ -35,15 +35,13 @@ def ttir_to_linalg_text(ttir_text: str, versioning_allowed: bool = True,
         return print_module(module)
 
 
-def linalg_to_memref_text(linalg_text: str, work_items: int = 1, program_loops: bool = False,
-                          streaming_stores: bool = False, collectives: bool = False,
-                          quirks: tuple[str, ...] = (), local_mem_bytes: int | None = None) -> str:
-    from .memref_stage.pipeline import lower_to_memref
+def linalg_to_memref_text(linalg_text: str, config=None, **params) -> str:
+    """The memref stage of a Linalg module for a `PipelineConfig` (memref_stage/passes.py),
+    or for the config of `params` (its fields by name; the CPU shape by default)."""
+    from .memref_stage.pipeline import PipelineConfig, lower_to_memref
     with new_context():
         module = ir.Module.parse(linalg_text)
-        return print_module(lower_to_memref(module, work_items=work_items, program_loops=program_loops,
-                                            streaming_stores=streaming_stores, collectives=collectives,
-                                            quirks=quirks, local_mem_bytes=local_mem_bytes))
+        return print_module(lower_to_memref(module, config or PipelineConfig(**params)))
 
 
 def memref_to_opencl(memref_text: str, bounds_check: bool = False):

@@ -1,4 +1,5 @@
-// PASS: work-group-sharing
+// PASS: work-group-sharing,canonicalize,cse
+// CONFIG: work_items=128
 // A tensor atomic (a histogram's `tl.atomic_add(bins + x, 1, mask=mask)`): the loop
 // over its 1024 elements is distributed over the 128 work-items like the loop that
 // wrote its tiles (chunks of 4), so both tiles become private arrays and no

@@ -1,4 +1,5 @@
-// PASS: work-group-collectives
+// PASS: work-group-sharing,canonicalize,cse
+// CONFIG: work_items=128 collectives=true
 // work_group_sharing.py for 128 work-items on a target with work-group collective
 // functions (work_group_collectives.py), then canonicalize and cse. A reduction with a
 // sum, minimum or maximum: each work-item folds its elements (lid, lid + 128, ...) from

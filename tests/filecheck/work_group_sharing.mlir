@@ -1,4 +1,5 @@
-// PASS: work-group-sharing
+// PASS: work-group-sharing,canonicalize,cse
+// CONFIG: work_items=128
 // Loops distributed over the 128 work-items of a work-group (work_group_sharing.py,
 // then canonicalize and cse as the pipeline runs them).
 

@@ -10,7 +10,7 @@ memory (first use order, greedily). Inside a loop body the same holds for tiles 
 only in the body whose first use in each iteration overwrites the whole tile (the
 partial rows of attention's max and its sum).
 
-It runs inside work_group_sharing.py after the tiles that stay `__local` are known
+It runs among the work-group sharing passes (passes.py) after the tiles that stay `__local` are known
 (private tiles are work-items' own arrays), before single-work-item sections are
 guarded (a tile's first use is still the op itself) and before the barrier analysis, which then
 sees one buffer and puts a barrier where the later stage's first write meets the
@@ -21,6 +21,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .affine_nests import VIEW_OPS, nested_ops, op_of
+from .work_group_sharing import WorkGroupSharing, entry_block, functions
 
 
 def share_sequential_tiles(entry: ir.Block, keep=()) -> int:
@@ -111,3 +112,13 @@ def _top_level(op, entry: ir.Block):
             return op
         op = op.parent
     return None
+
+
+def share_sequential_tiles_of_functions(module: ir.Module, _config, analyses: dict) -> None:
+    """Tiles with disjoint lifetimes share memory (sequential_tiles.py); before the
+    barriers, which then see the shared buffers; tree reductions keep theirs (their
+    accesses are recorded in `partitioned`)."""
+    for func in functions(module):
+        sharing = analyses.get((WorkGroupSharing, op_of(func)))
+        keep = sharing.partitioned_buffers() if sharing is not None else ()
+        share_sequential_tiles(entry_block(func), keep=keep)

@@ -36,6 +36,7 @@ from mlir.dialects import arith, gpu, memref, scf
 from ..ir_helpers import root_buffer
 from .affine_nests import (body_ops, constant_index, induction_var, is_alloc, is_nested_in,
                            matched_loops, op_of, owner)
+from .work_group_sharing import ANY, entry_block, functions, plain_accesses, sharing_of
 
 
 @dataclass
@@ -408,3 +409,15 @@ def _row_coordinates(row, outer: list) -> list:
     if outer:
         coordinates.append(rest)
     return coordinates[::-1]
+
+
+# ------------------------------------------------------------------------- the pass
+
+def scan_on_work_group(module: ir.Module, config, analyses: dict) -> None:
+    """Scans outside the distributed loops run on the work-group (work_group_scans.py);
+    their loops hold their own barriers."""
+    for func in functions(module):
+        sharing = sharing_of(func, config, analyses)
+        for rows in scans_on_work_group(entry_block(func), sharing.lid, config.work_items,
+                                        skip=sharing.distributed):
+            sharing.partitioned[op_of(rows)] = plain_accesses(rows, ANY)   # own barriers

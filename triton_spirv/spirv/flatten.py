@@ -195,7 +195,7 @@ class Flattener:
         if any(d is None for d in _shape(type_)):
             raise error_at(op, "a work-group buffer needs a static shape")
         if op.name == "memref.alloca":
-            # A private array of each work-item (work_group_sharing.privatize): Function
+            # A private array of each work-item (work_group_privatization.privatize): Function
             # storage, never shared by the work-items of a group.
             flat = ir.MemRefType.get([product(list(type_.shape))], type_.element_type,
                                      memory_space=ir.Attribute.parse("#spirv.storage_class<Function>"))

@@ -1,0 +1,239 @@
+"""GPU-shaped kernels, work-group sharing (work_group_sharing.py): barriers, and the
+barrier fix-ups of device quirks. An analysis of which work-item touches which
+elements puts a `gpu.barrier` before an op that touches a buffer an op since the last
+barrier touched under another owner, one of the two writing (work_group_sharing.py's
+docstring, step 3). The quirks' forms: one_sided_barrier_branch (`balance_barriers`),
+barrier_loop_after_branch (`barrier_before_loops`), barrier_in_uniform_branch
+(`double_barriers_in_branches`, after the last canonicalize).
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import gpu, scf
+
+from ..ir_helpers import root_buffer as _root
+from .affine_nests import op_of
+from .affine_nests import memory_access as _memory_access
+from .work_group_sharing import (ANY, COLLECTIVE, SINGLE, WRITES, Access, Distribution,
+                                 WorkGroupSharing, collective_copy, entry_block, functions,
+                                 is_local, is_private, plain_accesses, sharing_of)
+
+
+def insert_barriers(module: ir.Module, config, analyses: dict) -> None:
+    """Barriers where an access meets a conflicting one of another owner (_Barriers)."""
+    for func in functions(module):
+        _Barriers(sharing_of(func, config, analyses)).scan(entry_block(func), [], insert=True)
+
+
+def balance_barriers(module: ir.Module, _config, _analyses: dict) -> None:
+    """Quirk one_sided_barrier_branch (_balance_barriers)."""
+    for func in functions(module):
+        _balance_barriers(entry_block(func))
+
+
+def barrier_before_loops(module: ir.Module, _config, _analyses: dict) -> None:
+    """Quirk barrier_loop_after_branch (_enter_barrier_loops_after_a_barrier)."""
+    for func in functions(module):
+        _enter_barrier_loops_after_a_barrier(entry_block(func))
+
+
+def _conflict(a: Access, b: Access) -> bool:
+    if (a.orders or b.orders) and a.owner != b.owner and _is_global(a.buffer) \
+            and _is_global(b.buffer):
+        return True
+    if a.buffer != b.buffer or not (a.writes or b.writes) or is_private(a.buffer):
+        return False
+    return a.owner == ANY or a.owner != b.owner
+
+
+def _is_global(buffer: ir.Value) -> bool:
+    return not is_local(buffer)
+
+
+class _Barriers:
+    def __init__(self, sharing: WorkGroupSharing):
+        self.sharing = sharing
+
+    def scan(self, block: ir.Block, pending: list, insert: bool) -> list:
+        """The accesses pending (since the last barrier) after `block`, given those
+        pending before it; puts barriers where an op meets a conflicting access."""
+        for op in list(block.operations):
+            if op.operation.name == "gpu.barrier":
+                pending = []
+                continue
+            accesses, nested = self._accesses(op)
+            if nested:
+                pending = self._scan_nested(op, pending, insert)
+                continue
+            if collective_copy(op):
+                # The emitter puts a barrier before every async copy of a work-group
+                # of several work-items (emitter_opencl/memory.py).
+                pending = []
+            if any(_conflict(p, a) for p in pending for a in accesses):
+                if insert:
+                    with op.location, ir.InsertionPoint(op):
+                        gpu.barrier()
+                pending = []
+            pending = pending + accesses
+        return pending
+
+    def _scan_nested(self, op, pending: list, insert: bool) -> list:
+        name = op.operation.name
+        if name == "scf.if":
+            joined = list(pending)
+            for region in op.regions:
+                for block in region.blocks:
+                    joined += self.scan(block, list(pending), insert)
+            return joined
+        if name in ("scf.for", "scf.while"):
+            # One dry iteration: its leftovers meet the next iteration's start.
+            after_one = self._scan_regions(op, list(pending), insert=False)
+            return self._scan_regions(op, pending + after_one, insert)
+        return self._scan_regions(op, pending, insert)
+
+    def _scan_regions(self, op, pending: list, insert: bool) -> list:
+        for region in op.regions:
+            for block in region.blocks:
+                pending = self.scan(block, pending, insert)
+        return pending
+
+    def _accesses(self, op) -> tuple[list, bool]:
+        """(accesses of `op` as one unit, whether to scan inside it instead)."""
+        key = op_of(op)
+        if key in self.sharing.partitioned:
+            return self.sharing.partitioned[key], False
+        if key in self.sharing.distributed:
+            return self._distributed_accesses(op, self.sharing.distributed[key]), False
+        if any(key == single for single in self.sharing.single):
+            return plain_accesses(op, SINGLE), False
+        if collective_copy(op):
+            return [Access(_root(op.operands[0]), False, COLLECTIVE),
+                    Access(_root(op.operands[1]), True, COLLECTIVE)], False
+        if op.regions and self.sharing.shared(op):
+            return [], True
+        return plain_accesses(op, ANY), False
+
+    def _distributed_accesses(self, loop, distribution: Distribution) -> list:
+        found = []
+
+        def visit(inner):
+            access = _memory_access(inner)
+            if access is not None:
+                memref, indices, writes = access
+                positions = tuple(_position(indices, iv) for iv in distribution.ivs)
+                owned = None not in positions
+                who = ("distributed", distribution.key, memref, positions) if owned else ANY
+                found.append(Access(_root(memref), writes, who))
+            elif inner.name in WRITES:
+                found.extend(Access(_root(v), True, ANY) for v in inner.operands
+                             if isinstance(v.type, ir.MemRefType))
+            return ir.WalkResult.ADVANCE
+        op_of(loop).walk(visit)
+        return found
+
+
+def _balance_barriers(block: ir.Block) -> None:
+    """Quirk one_sided_barrier_branch: where one branch of an `if` has barriers and the
+    other none, that branch gets one barrier at its start (the condition is uniform,
+    every work-item reaches it)."""
+    for op in block.operations:
+        for region in op.regions:
+            for inner in region.blocks:
+                _balance_barriers(inner)
+        if op.operation.name != "scf.if" or not _has_barrier(op):
+            continue
+        if not op.regions[1].blocks:
+            with op.location:
+                op.regions[1].blocks.append()
+                with ir.InsertionPoint(op.regions[1].blocks[0]):
+                    scf.YieldOp([])
+        for region in op.regions:
+            branch = region.blocks[0]
+            if not any(_has_barrier(inner) for inner in branch.operations):
+                with op.location, ir.InsertionPoint.at_block_begin(branch):
+                    gpu.barrier()
+
+
+def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
+    """Quirk barrier_loop_after_branch: a loop holding barriers, when the code between
+    the previous barrier and the loop holds an `scf.if` (e.g. a single-work-item
+    section: work-item 0's reset of the accumulator tile before the K loop of the
+    persistent matmul, tutorial 09), gets a barrier right before it (once per entry,
+    not per iteration; the loop's trip count is uniform, so every work-item reaches
+    it)."""
+    for op in block.operations:
+        for region in op.regions:
+            for inner in region.blocks:
+                _enter_barrier_loops_after_a_barrier(inner)
+    for op in list(block.operations):
+        if op.operation.name in ("scf.for", "scf.while") and _has_barrier(op) and \
+                _branch_since_barrier(op):
+            with op.location, ir.InsertionPoint(op):
+                gpu.barrier()
+
+
+def double_barriers_in_branches(module: ir.Module) -> None:
+    """Quirk barrier_in_uniform_branch: every barrier inside a branch of an `scf.if`
+    holding barriers is followed by a second one, so that an empty stretch of code
+    follows each (the conditions are uniform: every work-item reaches both). Run
+    after the last canonicalization, which erases a barrier right after another."""
+    for func in module.body.operations:
+        for region in func.regions:
+            for block in region.blocks:
+                _double_barriers_in_branches(block)
+
+
+def _double_barriers_in_branches(block: ir.Block) -> None:
+    for op in block.operations:
+        if op.operation.name == "scf.if" and _has_barrier(op):
+            for region in op.regions:
+                for inner in region.blocks:
+                    _double_barriers(inner)
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                _double_barriers_in_branches(inner)
+
+
+def _double_barriers(block: ir.Block) -> None:
+    for op in list(block.operations):
+        if op.operation.name == "gpu.barrier":
+            with op.location, ir.InsertionPoint.after(op):
+                gpu.barrier()
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                _double_barriers(inner)
+
+
+def _branch_since_barrier(loop) -> bool:
+    """Whether an `scf.if` comes between the last barrier of `loop`'s block (or the
+    block's start) and `loop` (distributed loops there are compiled right)."""
+    seen = False
+    for op in op_of(loop).block.operations:
+        if op_of(op) == op_of(loop):
+            break
+        if op.operation.name == "gpu.barrier":
+            seen = False
+        elif op.operation.name == "scf.if":
+            seen = True
+    return seen
+
+
+def _has_barrier(op) -> bool:
+    found = []
+
+    def visit(inner):
+        if inner.name == "gpu.barrier":
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return bool(found)
+
+
+def _position(indices: list, iv: ir.Value):
+    for i, index in enumerate(indices):
+        if index == iv:
+            return i
+    return None
