@@ -10,6 +10,7 @@ from mlir import ir, passmanager
 
 from filecheck_helper import check_file, module_pass
 from triton_spirv.hlo import passes as hlo_passes
+from triton_spirv.memref_stage.copy_lowering import lower_copies
 from triton_spirv.memref_stage.in_place_updates import update_in_place
 from triton_spirv.memref_stage.local_padding import pad_local_tiles
 from triton_spirv.memref_stage.owner_copies import copy_by_owners
@@ -53,6 +54,7 @@ PASSES = {
     "in-place-updates": module_pass(update_in_place),
     "owner-copies": module_pass(copy_by_owners),
     "converting-copies": module_pass(_converting_copies),
+    "copy-lowering": module_pass(lower_copies),
     "work-group-sharing": module_pass(_share_work_group(collectives=False)),
     "work-group-collectives": module_pass(_share_work_group(collectives=True)),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
