@@ -11,18 +11,21 @@ import pytest
 
 from filecheck_helper import check_file, module_pass, pass_names
 from triton_spirv.hlo import passes as hlo_passes
+from triton_spirv.memref_stage.copy_lowering import lower_copies
 from triton_spirv.memref_stage.passes import PASS_GROUPS, PASSES
 from triton_spirv.stages import ttir_to_linalg_text
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filecheck")
 
-# The frontends' steps (not passes of the memref stage).
+# The frontends' steps and the SPIR-V stage's (not passes of the memref pipeline).
 FRONTEND_STEPS = {
     "hlo-flatten-tensors": module_pass(hlo_passes.flatten_tensors),
     "hlo-unroll-vector-loops": module_pass(hlo_passes.unroll_vector_loops),
     "hlo-vectorize-loads-stores": module_pass(hlo_passes.vectorize_loads_stores),
     # lanes.py's pack_lane_accumulators, then canonicalize (as the pipeline runs it)
     "hlo-pack-lane-accumulators": module_pass(hlo_passes.pack_lanes),
+    # The SPIR-V stage's first step: every copy as loops (memref_stage/copy_lowering.py).
+    "copy-lowering": module_pass(lower_copies),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
 }

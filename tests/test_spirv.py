@@ -32,6 +32,7 @@ from test_lang_dot_shapes import matmul_kernel
 from test_lang_memory import atomic_kernel, cas_kernel
 from test_lang_reduce_scan import reduce_kernel
 from test_tutorials import load_tutorial
+from triton_spirv.memref_stage.copy_lowering import lower_copies
 from triton_spirv.spirv.atomics import atomics_as_compare_exchange_loops
 from triton_spirv.spirv.casts import saturate_float_to_int
 from triton_spirv.spirv.flatten import SpirvStageError, flatten_buffers
@@ -67,6 +68,13 @@ def _rewritten(text: str, rewrite) -> str:
         return str(module)
 
 
+def copies_then_flatten(module) -> None:
+    """The SPIR-V stage's first steps on copies: loops (memref_stage/copy_lowering.py),
+    then flat buffers."""
+    lower_copies(module)
+    flatten_buffers(module)
+
+
 def _rewritten_func(text: str, rewrite) -> str:
     """`text` after `rewrite` of its first function."""
     return _rewritten(text, lambda module: rewrite(module.body.operations[0].operation))
@@ -91,7 +99,7 @@ func.func @k(%x: memref<?xf32>, %off: index, %n: index) {
 
 
 def test_flatten_views_become_index_arithmetic_on_root_buffers():
-    out = _rewritten(VIEWS_AND_COPY, flatten_buffers)
+    out = _rewritten(VIEWS_AND_COPY, copies_then_flatten)
     # No view survives; the tile is a flat work-group array (OpenCL address space 3).
     for view_op in ("reinterpret_cast", "subview", "memref.copy"):
         assert view_op not in out, out
@@ -110,7 +118,7 @@ def test_flatten_shared_copy_uses_every_work_item_between_barriers():
     text = VIEWS_AND_COPY.replace("func.func @k(%x: memref<?xf32>, %off: index, %n: index) {",
                                   "func.func @k(%x: memref<?xf32>, %off: index, %n: index) "
                                   "attributes {opencl.local_size = array<i64: 64, 1, 1>} {")
-    out = _rewritten(text, flatten_buffers)
+    out = _rewritten(text, copies_then_flatten)
     assert out.count("gpu.barrier") == 2
     assert "gpu.thread_id  x" in out and "gpu.block_dim  x" in out
     assert "arith.divui" in out and "arith.remui" in out
@@ -137,7 +145,7 @@ func.func @k(%x: memref<?xf32>) attributes {opencl.local_size = array<i64: 64, 1
   return
 }
 """
-    out = _rewritten(text, flatten_buffers)
+    out = _rewritten(text, copies_then_flatten)
     assert "memref.alloca() : memref<16xf32, #spirv.storage_class<Function>>" in out
     assert "memref.alloc() : memref<16xf32, 3>" in out
     assert "gpu.barrier" not in out          # neither copy is shared between work-items
@@ -169,7 +177,7 @@ func.func @k(%x: memref<?xf32>, %flag: i1) attributes {opencl.local_size = array
   return
 }
 """
-    out = _rewritten(text, flatten_buffers)
+    out = _rewritten(text, copies_then_flatten)
     assert "memref.copy" not in out
     branches = [m.start() for m in re.finditer(r"scf\.if ", out)]
     assert len(branches) == 3, out
@@ -205,12 +213,12 @@ func.func @k(%x: memref<?xf32>) attributes {opencl.local_size = array<i64: 64, 1
   return
 }
 """
-    out = _rewritten(text, flatten_buffers)
+    out = _rewritten(text, copies_then_flatten)
     assert "memref.copy" not in out and "gpu.barrier" not in out, out
     assert "gpu.block_dim" not in out, out
     # the shared form of the same copy, with offsets every work-item shares
     shared = _rewritten(text.replace("%item = arith.addi %round, %t : index",
-                                     "%item = arith.addi %round, %c1 : index"), flatten_buffers)
+                                     "%item = arith.addi %round, %c1 : index"), copies_then_flatten)
     assert shared.count("gpu.barrier") == 2 and "gpu.block_dim" in shared, shared
 
 
@@ -221,18 +229,18 @@ def test_flatten_copy_of_one_work_item_moves_rows_in_vectors():
     text = (VIEWS_AND_COPY.replace("sizes: [4, 8], strides: [16, 1]", "sizes: [4, 32], strides: [64, 1]")
             .replace("4x8xf32", "4x32xf32").replace("strided<[16, 1]", "strided<[64, 1]")
             .replace("strided<[8, 1]>", "strided<[32, 1]>"))
-    out = _rewritten(text, flatten_buffers)
+    out = _rewritten(text, copies_then_flatten)
     assert "memref.alloc() : memref<128xf32, 3>" in out
     assert out.count("vector.load") == 1 and "vector<16xf32>" in out
     assert out.count("vector.store") == 1
     # rows, the vectors of a row (n / 16 * 16 elements, step 16), the rest of the row
     assert out.count("scf.for") == 3 and "arith.divui" in out
     assert out.count("memref.load") == 2 and out.count("memref.store") == 2  # rest + load/store below
-    assert "vector." not in _rewritten(VIEWS_AND_COPY, flatten_buffers)
+    assert "vector." not in _rewritten(VIEWS_AND_COPY, copies_then_flatten)
     shared = text.replace("func.func @k(%x: memref<?xf32>, %off: index, %n: index) {",
                           "func.func @k(%x: memref<?xf32>, %off: index, %n: index) "
                           "attributes {opencl.local_size = array<i64: 64, 1, 1>} {")
-    assert "vector." not in _rewritten(shared, flatten_buffers)
+    assert "vector." not in _rewritten(shared, copies_then_flatten)
 
 
 def test_f16_tiles_hold_f32():

@@ -1,9 +1,11 @@
-"""Copies lowered to one `scf.parallel` of loads and stores: the form in which the GPU
-shape hands a copy's elements to the work-items. Three rewrites make it -- the
-converting copies from global memory into a tile (shared_copies.py), the copies a
-tile's owners run (owner_copies.py) and the copies between two work-group tiles in a
-loop's body (work_group_sharing.py) -- and work_group_sharing.py distributes it like any
-other parallel loop.
+"""Copies lowered to loops of loads and stores, by every rewrite that lowers one.
+
+`copy_loop`: one `scf.parallel`, the form in which the GPU shape hands a copy's
+elements to the work-items. Three rewrites make it -- the converting copies from
+global memory into a tile (shared_copies.py), the copies a tile's owners run
+(owner_copies.py) and the copies between two work-group tiles in a loop's body
+(work_group_sharing.py) -- and work_group_sharing.py distributes it like any other
+parallel loop.
 
     copy_loop(src, dst, [32, 128], width=16, extents=[%rows, %cols], vectors=True)
  -> scf.parallel (%i, %j) = (0, 0) to (32, 128) step (1, 16) {
@@ -13,11 +15,15 @@ other parallel loop.
 
 Without `extents` (or with extents equal to the loop's space) there is no bounds check;
 with `width` 1 an iteration copies its one element.
+
+`copy_nest` (one work-item's copy: `scf.for` nests, rows in vectors) and `spread_copy`
+(a copy the work-items of a group share between barriers, after the loops are
+distributed) are the forms copy_lowering.py gives the SPIR-V stage's copies.
 """
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf, vector
+from mlir.dialects import arith, gpu, memref, scf, vector
 
 
 def copy_loop(source: ir.Value, target: ir.Value, shape: list, width: int = 1,
@@ -119,3 +125,97 @@ class _Copies:
                     scf.YieldOp([])
             if offset is not None:
                 scf.YieldOp([])
+
+
+# ----------------------------------------------------- copies of one work-item, spread
+
+def copy_nest(source: ir.Value, target: ir.Value, sizes: list, width: int | None = None):
+    """At the insertion point: `for i0, i1, ...: target[i] = source[i]` over `sizes`
+    (ints or index Values), innermost dimension last; with `width`, each row moves in
+    vectors of `width` elements (`vector.load`/`vector.store`) up to its last multiple
+    of `width`, and the rest of the row element by element."""
+    constant = _Constants()
+    _nest(source, target, [_index(constant, s) for s in sizes], width, constant, [])
+
+
+def _nest(source, target, sizes: list, width, constant, ivs: list) -> None:
+    if len(ivs) == len(sizes) - 1 and width is not None:
+        _row(source, target, sizes[-1], width, constant, ivs)
+        return
+    if len(ivs) == len(sizes):
+        memref.store(memref.load(source, ivs), target, ivs)
+        return
+    loop = scf.ForOp(constant(0), sizes[len(ivs)], constant(1))
+    with ir.InsertionPoint(loop.body):
+        _nest(source, target, sizes, width, constant, ivs + [loop.induction_variable])
+        scf.YieldOp([])
+
+
+def _row(source, target, count: ir.Value, width: int, constant, ivs: list) -> None:
+    """One row of `count` elements: vectors of `width`, then the rest one by one."""
+    static = _static_index(count)
+    if static is not None:
+        end = constant(static // width * width)
+    else:
+        end = arith.muli(arith.divui(count, constant(width)), constant(width))
+    vectors = scf.ForOp(constant(0), end, constant(width))
+    with ir.InsertionPoint(vectors.body):
+        _Copies(source, target, ivs + [vectors.induction_variable], width, constant).vector()
+        scf.YieldOp([])
+    if static is not None and static % width == 0:
+        return
+    rest = scf.ForOp(end, count, constant(1))
+    with ir.InsertionPoint(rest.body):
+        at = ivs + [rest.induction_variable]
+        memref.store(memref.load(source, at), target, at)
+        scf.YieldOp([])
+
+
+def spread_copy(source: ir.Value, target: ir.Value, sizes: list) -> None:
+    """At the insertion point: the copy shared by the work-items of the group, between
+    barriers (which order it after the writes of `source` and before the reads of
+    `target`): work-item w moves elements w, w + group size, ..., whose row-major number
+    splits into indices."""
+    constant = _Constants()
+    sizes = [_index(constant, s) for s in sizes]
+    gpu.barrier()
+    dims = [gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z]
+    ids = [gpu.thread_id(d) for d in dims]
+    group = [gpu.block_dim(d) for d in dims]
+    lid = arith.addi(ids[0], arith.muli(group[0], arith.addi(ids[1], arith.muli(group[1], ids[2]))))
+    count = arith.muli(group[0], arith.muli(group[1], group[2]))
+    loop = scf.ForOp(lid, _product(sizes, constant), count)
+    with ir.InsertionPoint(loop.body):
+        element, indices = loop.induction_variable, []
+        for size in reversed(sizes[1:]):
+            indices.insert(0, arith.remui(element, size))
+            element = arith.divui(element, size)
+        indices.insert(0, element)
+        memref.store(memref.load(source, indices), target, indices)
+        scf.YieldOp([])
+    gpu.barrier()
+
+
+def _index(constant, size) -> ir.Value:
+    return constant(size) if isinstance(size, int) else size
+
+
+def _static_index(value: ir.Value) -> int | None:
+    defining = value.owner if isinstance(value, ir.OpResult) else None
+    if defining is not None and defining.name == "arith.constant":
+        return ir.IntegerAttr(defining.attributes["value"]).value
+    return None
+
+
+def _product(sizes: list, constant) -> ir.Value:
+    """The product of index Values, constants folded."""
+    static, total = 1, None
+    for size in sizes:
+        value = _static_index(size)
+        if value is not None:
+            static *= value
+        else:
+            total = size if total is None else arith.muli(total, size)
+    if total is None:
+        return constant(static)
+    return total if static == 1 else arith.muli(total, constant(static))

@@ -5,21 +5,14 @@ a pointer: a kernel argument `memref<?xT>` or a work-group array with a static s
 and identity layout. The memref stage (docs/memref-stage.md) reaches its buffers
 through views (`reinterpret_cast` with dynamic offsets, `subview`, `collapse_shape`,
 `expand_shape`, `cast`) and moves tiles with `memref.copy`, which the conversion does
-not legalize. This pass rewrites, in place:
+not legalize: memref_stage/copy_lowering.py has made each copy loops of loads and
+stores on its views before this pass. This pass rewrites, in place:
 
 - every work-group `memref.alloc`/`alloca` into a rank-1 array in workgroup memory;
 - every load, store, vector load/store and atomic on a view into the same op on the
   root buffer at `offset + i0*s0 + i1*s1 + ...` (the emitter's own view arithmetic,
-  emitter_opencl/views.py, with `arith` ops as expressions);
-- every `memref.copy` into a loop nest of loads and stores; in kernels with more than
-  one work-item per group the work-items share the elements and meet at barriers
-  before and after, as `async_work_group_copy` + `wait_group_events` would (upstream's
-  SPIR-V dialect has no OpGroupAsyncCopy to build instead), unless only some
-  work-items reach the copy: inside a single-work-item section (an `scf.if` marked
-  `opencl.single_work_item` by memref_stage/work_group_sharing.py) or under a branch or
-  loop whose condition or bounds depend on the work-item id, or between views that
-  depend on it. Other branches (an early `return` on a loaded value) are taken by the
-  whole work-group and share their copies.
+  emitter_opencl/views.py, with `arith` ops as expressions), and every `memref.dim` of
+  a view into its size.
 
 Views are then dead and erased. Anything else that reads a view is an error naming the
 op and its source line.
@@ -29,12 +22,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref, scf, vector
+from mlir.dialects import arith, memref, vector
 
 from emitter_opencl.locations import source_line
 from emitter_opencl.views import Buffer, Expr, View, product, rank_reduction_mask
-
-from ..memref_stage.work_group_sharing import SINGLE_WORK_ITEM
 
 VIEW_OPS = ("memref.reinterpret_cast", "memref.subview", "memref.collapse_shape",
             "memref.expand_shape", "memref.cast")
@@ -49,9 +40,6 @@ INDEXED_OPS = {
     "memref.generic_atomic_rmw": (0, 1),
 }
 WORKGROUP = 3  # OpenCL numbering: the Workgroup storage class
-# Copies of one work-item move rows of these element types in vectors of this width.
-VECTOR_WIDTH = 16
-VECTOR_ELEMENTS = ("f16", "f32", "f64", "i8", "i16", "i32", "i64")
 
 
 class SpirvStageError(Exception):
@@ -99,15 +87,6 @@ def index_value(e: Expr) -> ir.Value:
     return arith.constant(ir.IndexType.get(), int(e))
 
 
-def _rows_can_fill_a_vector(src: View, dst: View, count: Expr) -> bool:
-    """Whether a row of `count` elements can reach VECTOR_WIDTH: `count` itself, else
-    the row pitch of a side whose pitch is known (a tile's row)."""
-    if isinstance(count, int):
-        return count >= VECTOR_WIDTH
-    pitches = [v.strides[-2] for v in (src, dst) if v.rank >= 2 and isinstance(v.strides[-2], int)]
-    return all(pitch >= VECTOR_WIDTH for pitch in pitches)
-
-
 def _mixed(static: Sequence[int], dynamic: Sequence[ir.Value]) -> list[Expr]:
     """Static/dynamic operand lists (`static_offsets` + `offsets`) as expressions."""
     dynamic = list(dynamic)
@@ -135,14 +114,12 @@ class Flattener:
     View of a root buffer (emitter_opencl/views.py) whose offsets and strides are ints
     or `Index` values, and rewrites each access on the root."""
 
-    def __init__(self, func: ir.Operation, local_size: Sequence[int]):
+    def __init__(self, func: ir.Operation):
         self.func = func
-        self.work_items = product(list(local_size))
         self.views: dict = {}       # memref Value -> View (buffer.name: root Value)
         self.roots: dict = {}       # root id -> root Value
         self.dead: list = []        # view and alloc ops to erase, in program order
         self.private: set = set()   # root Values of each work-item's own arrays
-        self.divergent = Divergence()
 
     # --- views ----------------------------------------------------------------------
 
@@ -253,97 +230,6 @@ class Flattener:
             vector.store(op.operands[0], self.root(view), [flat])
         op.erase()
 
-    def visit_copy(self, op) -> None:
-        src = self.view_of(op.operands[0], op)
-        dst = self.view_of(op.operands[1], op)
-        sizes = [s if isinstance(s, int) or t is None else t
-                 for s, t in zip(src.sizes, dst.sizes)]
-        if self.work_items == 1 or self.divergent.reaches_some(op) or \
-                any(self.divergent.depends_on_work_item(v) for v in op.operands) or \
-                {self.root(src), self.root(dst)} & self.private:
-            # Where only some work-items reach the copy (a section of work-item 0), where
-            # each copies views of its own (an iteration of a distributed loop, whose
-            # rounds every work-item runs alike), and into a work-item's private array,
-            # whoever runs the copy does all of it, with no barrier.
-            self.copy_nest(src, dst, sizes, [])
-        else:
-            self.shared_copy(src, dst, sizes)
-        op.erase()
-
-    def copy_nest(self, src: View, dst: View, sizes: list, indices: list) -> None:
-        """for i0, i1, ...: dst[i] = src[i], innermost dimension last."""
-        if len(indices) == len(sizes) - 1 and self.vector_rows(src, dst, sizes[-1]):
-            self.copy_row(src, dst, sizes[-1], indices)
-            return
-        if len(indices) == len(sizes):
-            self.copy_element(src, dst, indices)
-            return
-        loop = scf.ForOp(index_value(0), index_value(sizes[len(indices)]), index_value(1))
-        with ir.InsertionPoint(loop.body):
-            self.copy_nest(src, dst, sizes, indices + [Index(loop.induction_variable)])
-            scf.yield_([])
-
-    def vector_rows(self, src: View, dst: View, count) -> bool:
-        """Whether rows of `count` elements move as vectors: unit stride on both sides,
-        one element type with a vector form, rows that can reach VECTOR_WIDTH."""
-        element = ir.MemRefType(self.root(src).type).element_type
-        return (src.strides[-1] == 1 and dst.strides[-1] == 1
-                and element == ir.MemRefType(self.root(dst).type).element_type
-                and str(element) in VECTOR_ELEMENTS and _rows_can_fill_a_vector(src, dst, count))
-
-    def copy_row(self, src: View, dst: View, count, indices: list) -> None:
-        """One row, VECTOR_WIDTH elements per vector load and store, then the rest one
-        by one: Intel's compiler vectorizes only explicit vectors in a kernel of one
-        work-item per group (the OpenCL C emitter prints the same, memory.py)."""
-        element = ir.MemRefType(self.root(src).type).element_type
-        width = index_value(VECTOR_WIDTH)
-        end = index_value(count // VECTOR_WIDTH * VECTOR_WIDTH) if isinstance(count, int) \
-            else arith.muli(arith.divui(index_value(count), width), width)
-        vectors = scf.ForOp(index_value(0), end, width)
-        with ir.InsertionPoint(vectors.body):
-            at = indices + [Index(vectors.induction_variable)]
-            value = vector.load(ir.VectorType.get([VECTOR_WIDTH], element), self.root(src),
-                                [index_value(src.element(at))])
-            vector.store(value, self.root(dst), [index_value(dst.element(at))])
-            scf.yield_([])
-        if isinstance(count, int) and count % VECTOR_WIDTH == 0:
-            return
-        rest = scf.ForOp(end, index_value(count), index_value(1))
-        with ir.InsertionPoint(rest.body):
-            self.copy_element(src, dst, indices + [Index(rest.induction_variable)])
-            scf.yield_([])
-
-    def copy_element(self, src: View, dst: View, indices: list) -> None:
-        value = memref.load(self.root(src), [index_value(src.element(indices))])
-        memref.store(value, self.root(dst), [index_value(dst.element(indices))])
-
-    def shared_copy(self, src: View, dst: View, sizes: list) -> None:
-        """Work-item w of the group copies elements w, w + group size, ...; the element
-        number splits into indices row-major. Barriers order the copy after the writes
-        of the source and before the reads of the destination."""
-        gpu.barrier()
-        lid, count = self.local_linear_id()
-        loop = scf.ForOp(lid, index_value(product(sizes)), count)
-        with ir.InsertionPoint(loop.body):
-            element = loop.induction_variable
-            indices: list = []
-            for size in reversed(sizes[1:]):
-                indices.insert(0, Index(arith.remui(element, index_value(size))))
-                element = arith.divui(element, index_value(size))
-            indices.insert(0, Index(element))
-            value = memref.load(self.root(src), [index_value(src.element(indices))])
-            memref.store(value, self.root(dst), [index_value(dst.element(indices))])
-            scf.yield_([])
-        gpu.barrier()
-
-    def local_linear_id(self):
-        dims = [gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z]
-        ids = [gpu.thread_id(d) for d in dims]
-        sizes = [gpu.block_dim(d) for d in dims]
-        linear = arith.addi(ids[0], arith.muli(sizes[0], arith.addi(ids[1], arith.muli(sizes[1], ids[2]))))
-        count = arith.muli(sizes[0], arith.muli(sizes[1], sizes[2]))
-        return linear, count
-
     # --- driver ---------------------------------------------------------------------
 
     def run(self) -> None:
@@ -373,62 +259,28 @@ class Flattener:
                 self.visit_indexed(op)
             elif name in ("vector.transfer_read", "vector.transfer_write"):
                 self.visit_transfer(op)
-            elif name == "memref.copy":
-                self.visit_copy(op)
+            elif name == "memref.dim":
+                self.visit_dim(op)
             elif name == "memref.extract_aligned_pointer_as_index":
                 self.visit_pointer(op)
             elif any(isinstance(v.type, ir.MemRefType) for v in op.operands):
                 raise error_at(op, "is not supported on the SPIR-V path")
 
+    def visit_dim(self, op) -> None:
+        """The size of a view along a constant dimension (copy_lowering.py's extents)."""
+        view = self.view_of(op.operands[0], op)
+        dim = op.operands[1].owner
+        size = view.sizes[ir.IntegerAttr(dim.attributes["value"]).value] \
+            if isinstance(op.operands[1], ir.OpResult) and dim.name == "arith.constant" else None
+        if size is None:
+            raise error_at(op, "asks for a size the view does not know")
+        op.result.replace_all_uses_with(index_value(size))
+        op.erase()
+
     def visit_pointer(self, op) -> None:
         view = self.view_of(op.operands[0], op)
         if self.root(view) != op.operands[0]:
             raise error_at(op, "takes the address of a view, not of a kernel argument")
-
-
-class Divergence:
-    """Which ops only some work-items of a group reach: those inside a single-work-item
-    section, or under an `scf.if`/`scf.while`/`scf.for` whose operands (condition,
-    bounds) depend on `gpu.thread_id`. Values loaded at the same index by every
-    work-item are the same for all (the memref stage's sharing reads uniform values
-    redundantly), so a branch on them is taken by the whole group."""
-
-    def __init__(self):
-        self.known: dict = {}       # Value -> whether it depends on the work-item id
-
-    def reaches_some(self, op) -> bool:
-        parent = op.parent
-        while parent is not None and parent.name != "func.func":
-            if SINGLE_WORK_ITEM in parent.attributes:
-                return True
-            if parent.name in ("scf.if", "scf.while", "scf.for") and \
-                    any(self.depends_on_work_item(v) for v in _control_operands(parent)):
-                return True
-            parent = parent.parent
-        return False
-
-    def depends_on_work_item(self, value: ir.Value) -> bool:
-        if value in self.known:
-            return self.known[value]
-        self.known[value] = False       # cycles through loop-carried values
-        if isinstance(value, ir.OpResult):
-            op = value.owner
-            found = op.name == "gpu.thread_id" or \
-                any(self.depends_on_work_item(v) for v in _control_operands(op))
-        else:       # a block argument: the induction variable or iter_arg of a loop
-            op = value.owner.owner
-            found = op is not None and op.name != "func.func" and \
-                any(self.depends_on_work_item(v) for v in _control_operands(op))
-        self.known[value] = found
-        return found
-
-
-def _control_operands(op) -> list:
-    """The operands of `op`, and for an `scf.while` the condition that ends it."""
-    operands = list(op.operands)
-    if op.name == "scf.while":
-        operands.append(op.regions[0].blocks[0].operations[-1].operands[0])
-    return operands
 
 
 def _element_aligned(op):
@@ -450,7 +302,7 @@ def flatten_buffers(module: ir.Module) -> ir.Module:
     """Rewrites every kernel of `module` in place (see the module docstring)."""
     for op in module.body.operations:
         if op.operation.name == "func.func":
-            Flattener(op.operation, local_size(op.operation)).run()
+            Flattener(op.operation).run()
     return module
 
 

@@ -2,7 +2,9 @@
 
     calls_to_stand_ins (opencl_std.py)  math ops and libdevice builtins that are one OpenCL.std
                                         instruction without a dialect op: calls of stand-ins
-    flatten_buffers (flatten.py)        views and copies -> flat buffers, index arithmetic
+    lower_copies (memref_stage/         memref.copy -> loops of loads and stores, shared by
+      copy_lowering.py)                 the work-items of a group between barriers
+    flatten_buffers (flatten.py)        views -> flat buffers, index arithmetic
     fp8_values_as_f32 (fp8.py)          fp8 buffers as i8, values as f32, conversions as bit
                                         arithmetic (the OpenCL C emitter's helpers)
     half_types.py                       bf16 buffers as i16, f16/bf16 scalar arguments as f32,
@@ -34,7 +36,7 @@ are an error before the flattening.
 
 Everything runs through the MLIR Python bindings in one context. Upstream's spirv
 dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so `memref.copy` becomes loops
-(flatten.py), shared by the work-items of a group.
+(memref_stage/copy_lowering.py), shared by the work-items of a group.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ from mlir import ir, passmanager
 from mlir.dialects import gpu
 
 from .calls import check_no_external_calls
+from ..memref_stage.copy_lowering import lower_copies
 from emitter_opencl.locations import source_line
 
 from .flatten import SpirvStageError, flatten_buffers, local_size
@@ -182,6 +185,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
         calls_to_stand_ins(module)
         check_no_external_calls(module)
         drop_prefetches(module)
+        lower_copies(module)
         flatten_buffers(module)
         for func in _funcs(module):
             fp8_values_as_f32(func)

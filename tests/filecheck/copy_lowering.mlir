@@ -1,0 +1,90 @@
+// PASS: copy-lowering
+// memref.copy as loops of loads and stores on its views (memref_stage/copy_lowering.py,
+// the SPIR-V stage's first step on copies; copy_loops.py builds the loops).
+
+// One work-item per group: rows of unit stride that reach 16 elements move in vectors
+// of 16; 32 columns are two whole vectors, no rest loop.
+
+// CHECK-LABEL: func.func @rows
+// CHECK-NOT:   memref.copy
+// CHECK:       scf.for %[[R:.*]] = %{{.*}} to %c4 step %{{.*}} {
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %c32 step %c16 {
+// CHECK-NEXT:      %[[V:.*]] = vector.load %{{.*}}[%[[R]], %[[C]]] : memref<4x32xf32, strided<[64, 1], offset: ?>>, vector<16xf32>
+// CHECK-NEXT:      vector.store %[[V]], %alloc[%[[R]], %[[C]]] : memref<4x32xf32>, vector<16xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return
+func.func @rows(%x: memref<?xf32>, %off: index) {
+  %tile = memref.alloc() : memref<4x32xf32>
+  %src = memref.reinterpret_cast %x to offset: [%off], sizes: [4, 32], strides: [64, 1]
+      : memref<?xf32> to memref<4x32xf32, strided<[64, 1], offset: ?>>
+  memref.copy %src, %tile : memref<4x32xf32, strided<[64, 1], offset: ?>> to memref<4x32xf32>
+  return
+}
+
+// -----
+
+// A run-time row length (the tile's pitch of 64 can hold vectors): n / 16 * 16 columns
+// in vectors, the rest of the row one by one; the length is the view's size.
+
+// CHECK-LABEL: func.func @masked
+// CHECK:       %[[DST:.*]] = memref.subview
+// CHECK:       %[[N:.*]] = memref.dim %[[DST]], %c1
+// CHECK:       scf.for %[[R:.*]] = %{{.*}} to %c4
+// CHECK:         %[[Q:.*]] = arith.divui %[[N]], %c16
+// CHECK-NEXT:    %[[END:.*]] = arith.muli %[[Q]], %c16
+// CHECK-NEXT:    scf.for %[[C:.*]] = %{{.*}} to %[[END]] step %c16 {
+// CHECK-NEXT:      vector.load %{{.*}}[%[[R]], %[[C]]]
+// CHECK-NEXT:      vector.store
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for %[[K:.*]] = %[[END]] to %[[N]] step
+// CHECK-NEXT:      %[[X:.*]] = memref.load %{{.*}}[%[[R]], %[[K]]]
+// CHECK-NEXT:      memref.store %[[X]], %[[DST]][%[[R]], %[[K]]]
+func.func @masked(%x: memref<?xf32>, %n: index) {
+  %tile = memref.alloc() : memref<4x64xf32>
+  %src = memref.reinterpret_cast %x to offset: [0], sizes: [4, %n], strides: [%n, 1]
+      : memref<?xf32> to memref<4x?xf32, strided<[?, 1]>>
+  %dst = memref.subview %tile[0, 0] [4, %n] [1, 1] : memref<4x64xf32> to memref<4x?xf32, strided<[64, 1]>>
+  memref.copy %src, %dst : memref<4x?xf32, strided<[?, 1]>> to memref<4x?xf32, strided<[64, 1]>>
+  return
+}
+
+// -----
+
+// 64 work-items: a copy every work-item reaches is shared between barriers (work-item
+// w moves elements w, w + 64, ... of the 4x8 block, split row-major); the copy in
+// work-item 0's section is its own: element loops (rows of 8 are too short for
+// vectors), no barrier.
+
+// CHECK-LABEL: func.func @shared
+// CHECK:       gpu.barrier
+// CHECK:       %[[TX:.*]] = gpu.thread_id  x
+// CHECK:       %[[LID:.*]] = arith.addi %[[TX]]
+// CHECK:       %[[W:.*]] = arith.muli %block_dim_x
+// CHECK:       scf.for %[[E:.*]] = %[[LID]] to %c32 step %[[W]] {
+// CHECK-NEXT:    %[[J:.*]] = arith.remui %[[E]], %c8
+// CHECK-NEXT:    %[[I:.*]] = arith.divui %[[E]], %c8
+// CHECK-NEXT:    %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT:    memref.store %[[X]], %alloc[%[[I]], %[[J]]]
+// CHECK-NEXT:  }
+// CHECK-NEXT:  gpu.barrier
+// CHECK:       scf.if
+// CHECK-NOT:     gpu.barrier
+// CHECK:         scf.for
+// CHECK-NEXT:      scf.for
+// CHECK-NEXT:        memref.load %alloc
+// CHECK-NEXT:        memref.store
+// CHECK:       } {opencl.single_work_item}
+func.func @shared(%x: memref<?xf32>) attributes {opencl.local_size = array<i64: 64, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %tile = memref.alloc() : memref<4x8xf32>
+  %src = memref.reinterpret_cast %x to offset: [0], sizes: [4, 8], strides: [8, 1]
+      : memref<?xf32> to memref<4x8xf32, strided<[8, 1]>>
+  memref.copy %src, %tile : memref<4x8xf32, strided<[8, 1]>> to memref<4x8xf32>
+  %t = gpu.thread_id x
+  %first = arith.cmpi eq, %t, %c0 : index
+  scf.if %first {
+    memref.copy %tile, %src : memref<4x8xf32> to memref<4x8xf32, strided<[8, 1]>>
+  } {opencl.single_work_item}
+  return
+}
