@@ -167,6 +167,13 @@ _POCL_QUIRKS = (
           "such a loop gets a barrier before it "
           "(memref_stage/work_group_sharing.py, _enter_barrier_loops_after_a_barrier)",
           "tests/test_tutorials.py (persistent matmul, TRITON_SPIRV_TARGET=gpu)"),
+    Quirk("branch_after_barrier_loop", "pocl", None,
+          "the work-group compiler aborts the process (ParallelRegion.cc: \"Incoming edges "
+          "to non-entry block!\") on a loop holding barriers followed by a branch on the "
+          "work-item before the next barrier (a loop with a tensor carry, then a cumsum)",
+          "such a loop gets a barrier after it "
+          "(memref_stage/work_group_sharing.py, _leave_barrier_loops_by_a_barrier)",
+          "tests/test_pocl_barrier_loop_exit.py"),
     Quirk("one_round_loops_strided", "pocl", None,
           "hangs on one-round distributed loops made if (lid < n) sections between "
           "barriers (host tensor-descriptor copy kernel)",

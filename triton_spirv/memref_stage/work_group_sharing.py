@@ -90,7 +90,8 @@ def share_work_group(module: ir.Module, work_items: int, collectives: bool = Fal
     that have one use it instead of a tree (work_group_collectives.py). `quirks`: the
     target's device quirks (triton_spirv/target.py) whose workarounds this rewrite
     makes (`one_sided_barrier_branch`, `barrier_loop_after_branch`,
-    `one_round_loops_strided`, `chunked_distribution`); none: the plain forms."""
+    `branch_after_barrier_loop`, `one_round_loops_strided`, `chunked_distribution`);
+    none: the plain forms."""
     for func in module.body.operations:
         if func.operation.name != "func.func" or not func.regions[0].blocks:
             continue
@@ -128,6 +129,8 @@ def _share_function(func, work_items: int, collectives: bool, quirks: frozenset)
         _balance_barriers(entry)
     if "barrier_loop_after_branch" in quirks:
         _enter_barrier_loops_after_a_barrier(entry)
+    if "branch_after_barrier_loop" in quirks:
+        _leave_barrier_loops_by_a_barrier(entry)
     func.attributes["opencl.local_size"] = ir.DenseI64ArrayAttr.get([work_items, 1, 1])
 
 
@@ -1048,6 +1051,39 @@ def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
                 _branch_since_barrier(op):
             with op.location, ir.InsertionPoint(op):
                 gpu.barrier()
+
+
+def _leave_barrier_loops_by_a_barrier(block: ir.Block) -> None:
+    """Quirk branch_after_barrier_loop: a loop holding barriers, when control flow (a
+    distributed loop, a guarded section) follows it before the next barrier, gets a
+    barrier right after it (once per exit, not per iteration; the loop's trip count is
+    uniform, so every work-item reaches it). Without it, LLVM's jump threading joins
+    the loop's last section to the one after the loop when both branch on the same
+    work-item condition (`lid < n`), and PoCL's parallel region formation aborts on
+    the edge that enters the loop's exit section from inside the loop."""
+    for op in block.operations:
+        for region in op.regions:
+            for inner in region.blocks:
+                _leave_barrier_loops_by_a_barrier(inner)
+    for op in list(block.operations):
+        if op.operation.name in ("scf.for", "scf.while") and _has_barrier(op) and \
+                _branch_before_barrier(op):
+            with op.location, ir.InsertionPoint.after(op):
+                gpu.barrier()
+
+
+def _branch_before_barrier(loop) -> bool:
+    """Whether an op with regions (a loop, an `scf.if`) comes after `loop` in its block
+    before the next barrier (or the block's end)."""
+    after = False
+    for op in op_of(loop).block.operations:
+        if op_of(op) == op_of(loop):
+            after = True
+        elif after and op.operation.name == "gpu.barrier":
+            return False
+        elif after and op.regions:
+            return True
+    return False
 
 
 def double_barriers_in_branches(module: ir.Module) -> None:
