@@ -7,13 +7,15 @@ The reduced reproducer of tests/fuzz/findings/pocl_gpu_loop_then_cumsum_parallel
 fp16 rows read through a carried pointer into a running maximum (the loop holds
 barriers), then a cumsum of its negation (a distributed loop, then the scan's
 barriers)."""
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 import triton
 import triton.language as tl
 
-import launcher
-from launcher.device import device_runtime
 from triton_spirv.stages import linalg_to_memref_text, memref_to_opencl, ttir_to_linalg_text
 from triton_spirv.target import TARGET_ENV, resolve_target
 
@@ -52,9 +54,16 @@ def _forms(ttir):
     return plain, quirky
 
 
-def _on_pocl():
-    device = launcher.get_device()
-    return device_runtime(device.platform, device.device)[0] == "pocl"
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CHILD = """
+import torch
+from test_pocl_barrier_loop_exit import _expected, _launch
+torch.manual_seed(1)
+x = torch.randn(2, 16).half()
+y, _ = _launch(x, 16)
+torch.testing.assert_close(y, _expected(x, 16))
+print("OK")
+"""
 
 
 @pytest.mark.parametrize("n, rows, num_warps", [(16, 2, 1), (11, 3, 1), (16, 2, 4)])
@@ -75,3 +84,15 @@ def test_the_quirk_adds_one_barrier_after_the_loop(monkeypatch):
     assert quirky.source.count("barrier(") == plain.source.count("barrier(") + 1
     added = compiled.asm["cl"].count("barrier(") - plain.source.count("barrier(")
     assert added == (1 if resolve_target("gpu").has_quirk(QUIRK) else 0)
+
+
+def test_the_kernel_builds_in_this_process(tmp_path):
+    """Built in the process that launches it (no child build,
+    TRITON_SPIRV_ISOLATED_BUILD=0), in a process of its own: without the quirk PoCL
+    aborts it (SIGABRT), which fails this test instead of the test run."""
+    env = dict(os.environ, TRITON_SPIRV_ISOLATED_BUILD="0", TRITON_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([os.path.join(REPO_ROOT, "tests"), REPO_ROOT]))
+    env.pop(TARGET_ENV, None)
+    child = subprocess.run([sys.executable, "-c", _CHILD], env=env, cwd=str(tmp_path), capture_output=True,
+                           text=True, timeout=300)
+    assert child.returncode == 0 and "OK" in child.stdout, (child.returncode, child.stderr[-2000:])
