@@ -1,18 +1,23 @@
-"""The child process of an isolated build (launcher/isolated_build.py starts it).
+"""The build process of isolated builds (launcher/isolated_build.py starts it).
 
 Run as a script, it imports nothing of the launcher and not pyopencl (their imports
-cost more than the process): it reads a JSON request on stdin, finds the device by its
-identity through the OpenCL ICD loader (ctypes), builds the OpenCL C source, asks for
-the program binary (PoCL compiles its work-group functions then, where it may abort)
-and writes it to the request's `binary` path. When the compiler rejects the source it
-writes the build log to the request's `log` path and exits with REJECTED; a device it
-cannot find exits with NOT_FOUND. A driver that aborts kills this process alone.
+cost more than the process): it reads one JSON request per line on stdin, finds the
+device by its identity through the OpenCL ICD loader (ctypes), builds the OpenCL C
+source, asks for the program binary (PoCL compiles its work-group functions then,
+where it may abort) and writes it to the request's `binary` path, then answers with
+its status, one line on the file descriptor given as its argument: 0 built; REJECTED
+the compiler rejected the source (the build log is at the request's `log` path);
+NOT_FOUND no such device. It serves requests until stdin closes, so that the driver's
+start (PoCL reads its kernel library) is paid once per parent process. A driver that
+aborts kills this process alone; the parent sees its answer channel close.
 
-Request: {"loader": path of the OpenCL ICD loader the parent uses, "identity": launcher.device.device_identity of the device, "source": OpenCL
-C, "options": the build options as one string, "binary": path, "log": path}.
+Request: {"loader": path of the OpenCL ICD loader the parent uses, "identity":
+launcher.device.device_identity of the device, "source": OpenCL C, "options": the
+build options as one string, "binary": path, "log": path}.
 """
 import ctypes
 import json
+import os
 import sys
 
 REJECTED = 3
@@ -31,24 +36,41 @@ CL_PROGRAM_BUILD_LOG = 0x1183
 _handle = ctypes.c_void_p
 
 
-def main():
-    request = json.load(sys.stdin)
-    cl = _opencl(request["loader"])
-    device = _find_device(cl, request["identity"])
+def main(reply_fd):
+    cl = None
+    devices = {}    # identity -> (device, context)
+    for line in iter(sys.stdin.readline, ""):
+        request = json.loads(line)
+        if cl is None:
+            cl = _opencl(request["loader"])
+        if request["identity"] not in devices:
+            devices[request["identity"]] = _open(cl, request["identity"])
+        status = _build_one(cl, *devices[request["identity"]], request)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(reply_fd, f"{status}\n".encode())
+    # Without the drivers' teardown at exit, which may crash after the work is done.
+    os._exit(0)
+
+
+def _build_one(cl, device, context, request):
     if device is None:
         print(f"no OpenCL device with identity {request['identity']!r}", file=sys.stderr)
         return NOT_FOUND
-    program = _program(cl, device, request["source"])
-    status = cl.clBuildProgram(program, 1, ctypes.byref(device), request["options"].encode(), None, None)
-    if status != 0:
-        log = _info_text(lambda size, value, size_ret: cl.clGetProgramBuildInfo(
-            program, device, CL_PROGRAM_BUILD_LOG, size, value, size_ret))
-        with open(request["log"], "w", encoding="utf-8") as f:
-            f.write(log.strip() or f"clBuildProgram failed with status {status}")
-        return REJECTED
-    with open(request["binary"], "wb") as f:
-        f.write(_binary(cl, program))
-    return 0
+    program = _program(cl, context, request["source"])
+    try:
+        status = cl.clBuildProgram(program, 1, ctypes.byref(device), request["options"].encode(), None, None)
+        if status != 0:
+            log = _info_text(lambda size, value, size_ret: cl.clGetProgramBuildInfo(
+                program, device, CL_PROGRAM_BUILD_LOG, size, value, size_ret))
+            with open(request["log"], "w", encoding="utf-8") as f:
+                f.write(log.strip() or f"clBuildProgram failed with status {status}")
+            return REJECTED
+        with open(request["binary"], "wb") as f:
+            f.write(_binary(cl, program))
+        return 0
+    finally:
+        cl.clReleaseProgram(program)
 
 
 def _opencl(loader):
@@ -63,6 +85,7 @@ def _opencl(loader):
                                   _handle, _handle]
     cl.clGetProgramBuildInfo.argtypes = [_handle, _handle, ctypes.c_uint32, ctypes.c_size_t, _handle,
                                          ctypes.POINTER(ctypes.c_size_t)]
+    cl.clReleaseProgram.argtypes = [_handle]
     cl.clGetProgramInfo.argtypes = [_handle, ctypes.c_uint32, ctypes.c_size_t, _handle,
                                     ctypes.POINTER(ctypes.c_size_t)]
     for query in (cl.clGetPlatformInfo, cl.clGetDeviceInfo):
@@ -109,11 +132,20 @@ def _find_device(cl, identity):
     return None
 
 
-def _program(cl, device, source):
+def _open(cl, identity):
+    """(device, context) of the device whose identity is `identity`; (None, None)."""
+    device = _find_device(cl, identity)
+    if device is None:
+        return None, None
     status = ctypes.c_int32(0)
     context = cl.clCreateContext(None, 1, ctypes.byref(device), None, None, ctypes.byref(status))
     if status.value != 0:
         raise SystemExit(f"clCreateContext failed with status {status.value}")
+    return device, _handle(context)
+
+
+def _program(cl, context, source):
+    status = ctypes.c_int32(0)
     text = source.encode("utf-8")
     program = cl.clCreateProgramWithSource(context, 1, ctypes.byref(ctypes.c_char_p(text)),
                                            ctypes.byref(ctypes.c_size_t(len(text))), ctypes.byref(status))
@@ -134,4 +166,4 @@ def _binary(cl, program):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main(int(sys.argv[1]))

@@ -3,24 +3,29 @@
 PoCL 3.1 aborts the whole process on some kernels (an LLVM assertion in its work-group
 compiler, SIGABRT): the user would see the driver's assertion text and a dead
 interpreter. On such devices (`builds_in_child`) a program's build from source runs in
-a child process (build_child.py, started with the OpenCL C and the options): the child
-builds and writes the binary, the parent loads the binary. The cost is one process per
-build from source; Triton's cache then holds the binary in the kernel's `.clbin`, so
-later processes load it and start no child. A child that dies becomes a
-KernelBuildCrash in the parent naming the kernel, the device, the signal and the
-driver's last output lines, with the OpenCL C saved beside Triton's cache.
+a build process (build_child.py, handed the OpenCL C and the options): it builds and
+writes the binary, the parent loads the binary. The build process is started at the
+first build and serves the process's later ones, so the driver's start (PoCL reads its
+kernel library, about a second) is paid once per process, not per kernel; Triton's
+cache then holds the binary in the kernel's `.clbin`, so later processes load it and
+start none. A build process that dies becomes a KernelBuildCrash in the parent naming
+the kernel, the device, the signal and the driver's last output lines, with the
+OpenCL C saved beside Triton's cache; the next build starts another.
 
 TRITON_SPIRV_ISOLATED_BUILD=1 builds in a child on every device, =0 on none (the
 default: on the runtimes in BUILD_MAY_ABORT_RUNTIMES, the quirk `build_may_abort` of
 triton_spirv/target.py's table).
 """
+import atexit
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 from .device import device_runtime
 from .errors import KernelBuildCrash
@@ -55,22 +60,98 @@ def builds_in_child(dev) -> bool:
 
 def build_in_child(dev, source, options, name=None) -> ChildBuild:
     """Builds `source` with `options` (a list of strings, as given to the driver) for
-    `dev` in a child process. Raises KernelBuildCrash when the child dies."""
-    with tempfile.TemporaryDirectory(prefix="triton-spirv-build-") as folder:
+    `dev` in the build process. Raises KernelBuildCrash when it dies."""
+    with _server_lock:
+        server = _build_server()
         request = {"loader": opencl_loader(), "identity": dev.identity, "source": source,
-                   "options": " ".join(options),
-                   "binary": os.path.join(folder, "program.bin"), "log": os.path.join(folder, "build.log")}
-        # In its own folder: a driver that dumps files where it runs (PoCL writes the
-        # CFG of a kernel it aborts on) leaves the user's working directory clean.
-        child = subprocess.run([sys.executable, CHILD_SCRIPT], input=json.dumps(request).encode("utf-8"),
-                               cwd=folder, capture_output=True)
-        if child.returncode == 0:
+                   "options": " ".join(options), "binary": os.path.join(server.folder, "program.bin"),
+                   "log": os.path.join(server.folder, "build.log")}
+        status, output = server.build(request)
+        if status == 0:
             with open(request["binary"], "rb") as f:
                 return ChildBuild(binary=f.read())
-        if child.returncode == REJECTED:
+        if status == REJECTED:
             with open(request["log"], encoding="utf-8", errors="replace") as f:
                 return ChildBuild(log=f.read())
-    raise _crash(dev, source, options, name, child)
+        _close_server()     # the next build starts another
+    raise _crash(dev, source, options, name, status, output)
+
+
+class _BuildServer:
+    """The build process (build_child.py) and its folder: its working directory (a
+    driver that dumps files where it runs, as PoCL writes the CFG of a kernel it aborts
+    on, leaves the user's clean), its requests' files and its output."""
+
+    def __init__(self):
+        self.owner = os.getpid()
+        self.folder = tempfile.mkdtemp(prefix="triton-spirv-build-")
+        self.output_path = os.path.join(self.folder, "driver-output.txt")
+        replies, reply_fd = os.pipe()
+        try:
+            with open(self.output_path, "wb") as output:
+                self.process = subprocess.Popen(
+                    [sys.executable, CHILD_SCRIPT, str(reply_fd)], stdin=subprocess.PIPE, stdout=output,
+                    stderr=output, cwd=self.folder, env=_child_environment(), pass_fds=(reply_fd,))
+        finally:
+            os.close(reply_fd)
+        self.replies = os.fdopen(replies, "r")
+
+    def build(self, request):
+        """(status, the driver's output during the request): build_child.py's status,
+        or the process's return code (-N: killed by signal N) where it died."""
+        start = os.path.getsize(self.output_path)
+        try:
+            self.process.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
+            self.process.stdin.flush()
+            reply = self.replies.readline()
+        except BrokenPipeError:
+            reply = ""
+        status = int(reply) if reply.strip() else self.process.wait()
+        with open(self.output_path, "rb") as f:
+            f.seek(start)
+            return status, f.read().decode("utf-8", "replace")
+
+    def close(self):
+        try:
+            self.process.stdin.close()
+            self.process.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+        self.replies.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_server_lock = threading.Lock()
+_server = None
+
+
+def _build_server():
+    """The build process of this process, started at the first build (a forked process
+    starts its own)."""
+    global _server
+    if _server is None or _server.owner != os.getpid():
+        _server = _BuildServer()
+    return _server
+
+
+@atexit.register
+def _close_server():
+    global _server
+    if _server is not None and _server.owner == os.getpid():
+        _server.close()
+    _server = None
+
+
+def _child_environment():
+    """This process's environment, with pyopencl's: the ICD loader pyopencl ships finds
+    the vendors' libraries through PYOPENCL_HOME (set when pyopencl is imported), and
+    crashes without it."""
+    env = dict(os.environ)
+    pyopencl = sys.modules.get("pyopencl")
+    if pyopencl is not None and getattr(pyopencl, "__file__", None):
+        env.setdefault("PYOPENCL_HOME", os.path.dirname(os.path.abspath(pyopencl.__file__)))
+    return env
 
 
 def opencl_loader():
@@ -87,17 +168,16 @@ def opencl_loader():
     return "libOpenCL.so.1"
 
 
-def _crash(dev, source, options, name, child):
-    output = (child.stdout + child.stderr).decode("utf-8", "replace")
+def _crash(dev, source, options, name, status, output):
     last_lines = [line for line in output.splitlines() if line.strip()][-_QUOTED_OUTPUT_LINES:]
     saved = save_source(source, name, options)
     what = f"kernel '{name}'" if name else "an OpenCL program"
-    if child.returncode < 0:
-        how = f"was killed by {_signal_name(-child.returncode)}"
-    elif child.returncode == NOT_FOUND:
+    if status < 0:
+        how = f"was killed by {_signal_name(-status)}"
+    elif status == NOT_FOUND:
         how = "did not find the device"
     else:
-        how = f"exited with status {child.returncode}"
+        how = f"exited with status {status}"
     message = "\n".join([
         f"the OpenCL compiler of {dev.name} crashed building {what}: the build process {how}"
         + (f" (options: {' '.join(options)})" if options else "") + ".",
@@ -108,7 +188,7 @@ def _crash(dev, source, options, name, child):
         "(TRITON_OPENCL_DEVICE, e.g. =intel) or in the other kernel shape (TRITON_SPIRV_TARGET=cpu or "
         "=gpu, or the launch option opencl_target).",
     ])
-    return KernelBuildCrash(message, output, name=name, device=dev.name, returncode=child.returncode,
+    return KernelBuildCrash(message, output, name=name, device=dev.name, returncode=status,
                             source_path=saved)
 
 

@@ -51,13 +51,15 @@ def _run_twice(program):
 def aborting_child(tmp_path, monkeypatch):
     """A child build that prints a driver-like line and aborts, on any device."""
     script = tmp_path / "aborting_child.py"
-    script.write_text("import os, sys\nsys.stdin.read()\n"
+    script.write_text("import os, sys\nsys.stdin.readline()\n"
                       "print(\"compiler.cc:42: Assertion `edges' failed.\", file=sys.stderr, flush=True)\n"
                       "os.abort()\n")
     monkeypatch.setattr(isolated_build, "CHILD_SCRIPT", str(script))
     monkeypatch.setenv(isolated_build.ENV_VAR, "1")
     monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
-    return script
+    isolated_build._close_server()      # the next build starts the aborting one
+    yield script
+    isolated_build._close_server()
 
 
 # ---------------------------------------------------------------------------------------
