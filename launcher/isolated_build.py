@@ -155,17 +155,22 @@ def _child_environment():
 
 
 def opencl_loader():
-    """The path of the OpenCL ICD loader this process uses (pyopencl ships its own; the
-    system's may fail to load a vendor library that this one finds), else its name."""
+    """The path of the OpenCL ICD loader pyopencl uses (it ships its own; the system's,
+    which this process may have loaded too, can fail to load a vendor library that
+    pyopencl's finds), else the first one this process loaded, else the system's name."""
+    pyopencl = sys.modules.get("pyopencl")
+    home = os.path.dirname(os.path.abspath(pyopencl.__file__)) if getattr(pyopencl, "__file__", None) else None
+    loaded = []
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
             for line in f:
                 path = line.split(maxsplit=5)[-1].strip()
-                if os.path.basename(path).startswith("libOpenCL"):
-                    return path
+                if os.path.basename(path).startswith("libOpenCL") and path not in loaded:
+                    loaded.append(path)
     except OSError:
         pass
-    return "libOpenCL.so.1"
+    ours = [path for path in loaded if home and path.startswith(home + os.sep)]
+    return (ours or loaded or ["libOpenCL.so.1"])[0]
 
 
 def _crash(dev, source, options, name, status, output):
@@ -177,7 +182,7 @@ def _crash(dev, source, options, name, status, output):
     elif status == NOT_FOUND:
         how = "did not find the device"
     else:
-        how = f"exited with status {status}"
+        how = f"failed (exit status {status})"
     message = "\n".join([
         f"the OpenCL compiler of {dev.name} crashed building {what}: the build process {how}"
         + (f" (options: {' '.join(options)})" if options else "") + ".",

@@ -16,10 +16,10 @@ import triton
 import triton.language as tl
 
 import launcher
-from launcher import ClbinFormatError, OpenCLBuildError, build_program, pack_clbin, unpack_clbin
+from launcher import (ClbinFormatError, KernelBuildCrash, OpenCLBuildError, build_program, pack_clbin,
+                      unpack_clbin)
 from launcher import isolated_build
 from launcher.device import device_runtime
-from launcher.errors import KernelBuildCrash
 from launcher.file_memo import sealed, unsealed
 from triton_spirv.target import QUIRKS, QUIRKS_OFF_ENV, TARGET_ENV
 
@@ -47,9 +47,9 @@ def _run_twice(program):
     np.testing.assert_array_equal(out, 2 * x)
 
 
-@pytest.fixture
-def aborting_child(tmp_path, monkeypatch):
-    """A child build that prints a driver-like line and aborts, on any device."""
+def _use_an_aborting_child(tmp_path, monkeypatch):
+    """Builds go to a build process that prints a driver-like line and aborts, on any
+    device (the process dies at the first build, which closes it)."""
     script = tmp_path / "aborting_child.py"
     script.write_text("import os, sys\nsys.stdin.readline()\n"
                       "print(\"compiler.cc:42: Assertion `edges' failed.\", file=sys.stderr, flush=True)\n"
@@ -58,8 +58,6 @@ def aborting_child(tmp_path, monkeypatch):
     monkeypatch.setenv(isolated_build.ENV_VAR, "1")
     monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
     isolated_build._close_server()      # the next build starts the aborting one
-    yield script
-    isolated_build._close_server()
 
 
 # ---------------------------------------------------------------------------------------
@@ -88,6 +86,22 @@ def test_a_child_build_runs_right_and_leaves_the_working_directory_clean(monkeyp
     assert os.listdir(tmp_path) == []
 
 
+def test_the_build_process_takes_the_loader_pyopencl_uses():
+    """Not the system's, which this process may have loaded too (target.py reads Intel's
+    sub-group sizes through it) and which fails to load Intel's runtime on its own."""
+    import ctypes
+
+    import pyopencl
+    try:
+        ctypes.CDLL("libOpenCL.so.1")
+    except OSError:
+        pass
+    home = os.path.dirname(os.path.abspath(pyopencl.__file__))
+    if not glob.glob(os.path.join(home, ".libs", "libOpenCL*")):
+        pytest.skip("this pyopencl uses the system's ICD loader")
+    assert isolated_build.opencl_loader().startswith(home + os.sep)
+
+
 def test_a_source_the_child_compiler_rejects_names_its_line(monkeypatch):
     monkeypatch.setenv(isolated_build.ENV_VAR, "1")
     bad = TWICE.replace("2.0f * x", "2.0f * undeclared_y")
@@ -101,7 +115,8 @@ def test_a_source_the_child_compiler_rejects_names_its_line(monkeypatch):
 # A child that dies
 
 
-def test_an_aborting_build_raises_in_the_parent(aborting_child):
+def test_an_aborting_build_raises_in_the_parent(tmp_path, monkeypatch):
+    _use_an_aborting_child(tmp_path, monkeypatch)
     dev = launcher.get_device()
     with pytest.raises(KernelBuildCrash) as error:
         build_program(TWICE, name="twice")
@@ -114,11 +129,13 @@ def test_an_aborting_build_raises_in_the_parent(aborting_child):
     with open(crash.source_path) as f:
         assert f.read().endswith(TWICE)
     # the process goes on: the same source builds once the child is a real one
-    os.environ[isolated_build.ENV_VAR] = "0"
+    monkeypatch.setenv(isolated_build.ENV_VAR, "0")
     _run_twice(build_program(TWICE, name="twice")[0])
 
 
-def test_a_triton_kernel_whose_build_aborts_raises_from_its_launch(aborting_child):
+def test_a_triton_kernel_whose_build_aborts_raises_from_its_launch(tmp_path, monkeypatch):
+    _use_an_aborting_child(tmp_path, monkeypatch)
+
     @triton.jit
     def plus_one(x_ptr, n, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
