@@ -10,8 +10,8 @@ Triton.
 from .buffers import HostBufferCache, host_memory_range
 from .clbin import CLBIN_FORMAT, pack_clbin, unpack_clbin
 from .device import ENV_VAR, OpenCLDevice, device_arch, device_identity, get_device, reset_device_cache, select_device
-from .errors import (ClbinFormatError, GridError, KernelArgumentError, NoOpenCLDeviceError, OpenCLBuildError,
-                     OpenCLRuntimeError)
+from .errors import (ClbinFormatError, GridError, KernelArgumentError, KernelBuildCrash, NoOpenCLDeviceError,
+                     OpenCLBuildError, OpenCLRuntimeError)
 from .kernels import KernelDescription, LoadedKernel
 from .launch import KernelHandle, OpenCLLauncher, load_binary, unload_module
 from .program import blamed_source_lines, build_program, get_program, source_hash
@@ -19,7 +19,7 @@ from .types import SCALAR_KINDS, opencl_type_of
 
 __all__ = [
     "CLBIN_FORMAT", "ENV_VAR", "ClbinFormatError", "GridError", "HostBufferCache", "KernelArgumentError",
-    "KernelDescription", "KernelHandle", "LoadedKernel", "NoOpenCLDeviceError", "OpenCLBuildError",
+    "KernelBuildCrash", "KernelDescription", "KernelHandle", "LoadedKernel", "NoOpenCLDeviceError", "OpenCLBuildError",
     "OpenCLDevice", "OpenCLLauncher",
     "OpenCLRuntimeError", "SCALAR_KINDS", "blamed_source_lines", "build_program", "device_arch",
     "device_identity", "get_device", "get_program", "host_memory_range", "load_binary", "opencl_type_of",

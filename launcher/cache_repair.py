@@ -10,6 +10,10 @@ Triton gives `load_binary` only the kernel's name and bytes. Just before each lo
 calls its `kernel_load_start_hook` with the cache entry's files; the driver passes them
 on to `expect_load` (triton_spirv/driver.py), and `load_binary` takes them back with
 `take_expected`.
+
+A clbin whose program binary does not match the checksum recorded with it (clbin.py)
+does not unpack either: it is rebuilt the same way, never handed to the driver (PoCL
+aborts the process loading a truncated binary).
 """
 
 import json
@@ -18,7 +22,9 @@ import threading
 import warnings
 
 from .clbin import pack_clbin, unpack_clbin
+from .device import get_device
 from .errors import ClbinFormatError
+from .program import build_program
 
 # The cache entry of the load about to happen in this thread: (kernel name, files).
 _expected = threading.local()
@@ -49,14 +55,20 @@ def rebuild_clbin(name, error, files):
                                "(TRITON_CACHE_DIR, default ~/.triton/cache) to recompile") from None
     try:
         metadata = json.loads(metadata)
-        data = pack_clbin(metadata.get("name", name), source, list(metadata["arg_types"]),
-                          local_size=tuple(metadata["local_size"]), local_mem_bytes=int(metadata["shared"]),
-                          build_options=tuple(metadata.get("build_options") or ()),
-                          bounds=metadata.get("bounds"))
+        kernel_name = metadata.get("name", name)
+        options = tuple(metadata.get("build_options") or ())
+        facts = dict(arg_types=list(metadata["arg_types"]), local_size=tuple(metadata["local_size"]),
+                     local_mem_bytes=int(metadata["shared"]), build_options=options, bounds=metadata.get("bounds"))
+        pack_clbin(kernel_name, source, **facts)     # the facts are checked before the build
     except (ValueError, KeyError, TypeError) as exc:
         raise ClbinFormatError(f"the compiled kernel '{name}' is corrupted ({error}) and so is its metadata "
                                f"({type(exc).__name__}: {exc}); delete its entry in the Triton cache "
                                "(TRITON_CACHE_DIR, default ~/.triton/cache) to recompile") from None
+    # Built now (in a child process where the device's compiler may abort), so that the
+    # rewritten entry holds a binary again and later processes load it.
+    device = get_device()
+    _program, binary = build_program(source, device, options, name=kernel_name)
+    data = pack_clbin(kernel_name, source, binary=binary, device=device, **facts)
     path = _file_with_suffix(files, ".clbin")
     if path:
         tmp = f"{path}.tmp.{os.getpid()}"
@@ -64,7 +76,7 @@ def rebuild_clbin(name, error, files):
             f.write(data)
         os.replace(tmp, path)
     warnings.warn(f"the cached binary of kernel '{name}' was corrupted ({error}); rebuilt it from its "
-                  f"OpenCL C source" + (f" and rewrote {path}" if path else ""), RuntimeWarning, stacklevel=3)
+                  "OpenCL C source" + (f" and rewrote {path}" if path else ""), RuntimeWarning, stacklevel=3)
     return unpack_clbin(data)
 
 

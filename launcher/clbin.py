@@ -6,6 +6,8 @@ A UTF-8 JSON document:
      "name": kernel name (the OpenCL kernel function),
      "source": OpenCL C source,
      "binary": base64 of the device program binary, or null,
+     "binary_sha256": hex sha256 of the binary (with it): a binary that does not
+                      match is not loaded (a driver may crash on a damaged one),
      "device": identity of the device the binary is for (device.device_identity),
      "arg_types": OpenCL C parameter types, e.g. ["__global float*", "int"],
      "local_size": [x, y, z] work-group size the kernel is written for,
@@ -24,6 +26,7 @@ driver; the binary only saves the OpenCL C compile on the device it was made for
 """
 
 import base64
+import hashlib
 import json
 
 from .errors import ClbinFormatError
@@ -40,6 +43,7 @@ def pack_clbin(name, source, arg_types, local_size=(1, 1, 1), local_mem_bytes=0,
         "name": name,
         "source": source,
         "binary": base64.b64encode(binary).decode("ascii") if binary else None,
+        "binary_sha256": binary_checksum(binary) if binary else None,
         "device": getattr(device, "identity", device),
         "arg_types": list(arg_types),
         "local_size": list(local_size),
@@ -68,15 +72,34 @@ def unpack_clbin(data):
     for key in ("name", "source"):
         if not isinstance(document.get(key), str):
             raise ClbinFormatError(f"clbin field {key!r} must be a string")
-    binary = document.get("binary")
     return clbin_fields(
         document["name"], document["source"], document.get("arg_types") or [],
         local_size=document.get("local_size") or (1, 1, 1),
         local_mem_bytes=document.get("local_mem_bytes") or 0,
-        binary=base64.b64decode(binary) if binary else None, device=document.get("device"),
+        binary=_checked_binary(document), device=document.get("device"),
         build_options=document.get("build_options") or (), bounds=document.get("bounds"),
         spirv=base64.b64decode(document["spirv"]) if document.get("spirv") else None,
         program=document.get("program") or "auto")
+
+
+def binary_checksum(binary):
+    return hashlib.sha256(binary).hexdigest()
+
+
+def _checked_binary(document):
+    """The document's binary as bytes (None without one); ClbinFormatError where it
+    does not match the checksum recorded with it."""
+    encoded = document.get("binary")
+    if not encoded:
+        return None
+    try:
+        binary = base64.b64decode(encoded, validate=True)
+    except (ValueError, TypeError) as exc:
+        raise ClbinFormatError(f"clbin field 'binary' is not base64 ({exc})") from None
+    if document.get("binary_sha256") != binary_checksum(binary):
+        raise ClbinFormatError(f"the program binary ({len(binary)} bytes) does not match its recorded "
+                               "checksum (binary_sha256)")
+    return binary
 
 
 def clbin_fields(name, source, arg_types, local_size=(1, 1, 1), local_mem_bytes=0, binary=None, device=None,

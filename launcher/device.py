@@ -340,23 +340,25 @@ def _probe_binary_path(identity):
 
 
 def _stored_probe_binary(identity):
+    from .file_memo import unsealed
+
     path = _probe_binary_path(identity)
     if path is None:
         return None
     try:
         with open(path, "rb") as f:
-            return f.read() or None
+            return unsealed(f.read())   # None where cut short or damaged: never loaded
     except OSError:
         return None
 
 
 def _store_probe_binary(cl, identity, program):
-    from .file_memo import write_atomically
+    from .file_memo import sealed, write_atomically
 
     path = _probe_binary_path(identity)
     binaries = program.get_info(cl.program_info.BINARIES)
     if path and binaries and binaries[0]:
-        write_atomically(path, bytes(binaries[0]))
+        write_atomically(path, sealed(bytes(binaries[0])))
 
 
 def _run_probe_kernel(cl, queue, kernel, src_buf, dst_buf):

@@ -26,6 +26,20 @@ class OpenCLBuildError(OpenCLRuntimeError):
         self.source_lines = dict(source_lines or {})
 
 
+class KernelBuildCrash(OpenCLBuildError):
+    """The OpenCL compiler of the device died building a program (in the child process
+    of an isolated build, launcher/isolated_build.py): `log` is what the driver
+    printed, `returncode` the child's status (-N: killed by signal N), `source_path`
+    where the OpenCL C was saved (None where it could not be)."""
+
+    def __init__(self, message, log="", name=None, device=None, returncode=None, source_path=None):
+        super().__init__(message, log)
+        self.name = name
+        self.device = device
+        self.returncode = returncode
+        self.source_path = source_path
+
+
 class KernelArgumentError(TypeError, ValueError):
     """A kernel argument does not fit its declared Triton type.
 

@@ -154,5 +154,28 @@ def write_atomically(path, data):
         pass
 
 
+# A stored binary's header: a tag, the payload's length and sha256; a payload that does
+# not match is not used (a driver may crash on a truncated program binary).
+_SEAL_TAG = b"triton-spirv-sealed-1\n"
+_SEAL_HEADER = len(_SEAL_TAG) + 8 + 32
+
+
+def sealed(payload):
+    """`payload` (bytes) with a header recording its length and checksum."""
+    return _SEAL_TAG + len(payload).to_bytes(8, "little") + hashlib.sha256(payload).digest() + payload
+
+
+def unsealed(data):
+    """The payload of `sealed` bytes, or None where they are not sealed, cut short or
+    changed."""
+    if data is None or len(data) < _SEAL_HEADER or not data.startswith(_SEAL_TAG):
+        return None
+    length = int.from_bytes(data[len(_SEAL_TAG):len(_SEAL_TAG) + 8], "little")
+    payload = data[_SEAL_HEADER:]
+    if len(payload) != length or hashlib.sha256(payload).digest() != data[_SEAL_HEADER - 32:_SEAL_HEADER]:
+        return None
+    return payload
+
+
 def _write_record(path, record):
     write_atomically(path, json.dumps(record).encode("utf-8"))

@@ -3,16 +3,19 @@
 `build_program` is what the compiler calls to turn OpenCL C into a device binary;
 `get_program` is what `load_binary` calls at first launch: it reuses a binary made
 for this very device and driver when the artefact carries one (a warm start costs a
-millisecond instead of a full OpenCL C compile) and otherwise builds the source.
+millisecond instead of a full OpenCL C compile) and otherwise builds the source. On
+devices whose compiler may abort the process, builds from source run in a child
+process and the program is loaded from the binary it made (isolated_build.py).
 """
 
 import hashlib
 import re
 
-from .build import build_quietly
+from .build import build_quietly, with_default_options
 from .device import OpenCLDevice, get_device
 from .errors import OpenCLBuildError
 from .il import build_il, il_hash
+from .isolated_build import build_in_child, builds_in_child
 
 # How compilers cite source positions in build logs: `<source>:3:10:` (the OpenCL
 # convention), `<kernel>:3:10:` (NVIDIA), `/path/tempfile.cl:3:10:` (the default CPU runtime, AMD), and
@@ -85,6 +88,8 @@ def _try_build_from_binary(dev, binary, options):
 
 
 def _build_from_source(dev, source, options, name):
+    if builds_in_child(dev):
+        return _build_from_source_in_child(dev, source, options, name)
     cl = _cl()
     program = cl.Program(dev.context, source)
     try:
@@ -93,6 +98,23 @@ def _build_from_source(dev, source, options, name):
         log = _build_log(program, dev, exc)
         lines = blamed_source_lines(log, source)
         raise OpenCLBuildError(_build_error_message(dev, name, options, log, lines, source), log, lines) from None
+
+
+def _build_from_source_in_child(dev, source, options, name):
+    """The program loaded from the binary a child process built (KernelBuildCrash where
+    the child died)."""
+    built = build_in_child(dev, source, with_default_options(options), name)
+    if built.binary is None:
+        lines = blamed_source_lines(built.log, source)
+        raise OpenCLBuildError(_build_error_message(dev, name, options, built.log, lines, source),
+                               built.log, lines)
+    program = _try_build_from_binary(dev, built.binary, options)
+    if program is None:
+        what = f"kernel '{name}'" if name else "an OpenCL program"
+        raise OpenCLBuildError(f"{dev.name} refused the binary its own compiler made for {what} "
+                               "(built in a child process); set TRITON_SPIRV_ISOLATED_BUILD=0 to build "
+                               "in this process")
+    return program
 
 
 def _build(program, dev, options):

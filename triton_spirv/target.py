@@ -25,7 +25,9 @@ in its plain form, each by implementation and version, with a one-line reason an
 test that reproduces it. A description carries the names of the quirks of the device
 that runs its kernels (`quirks`, part of its key); a pass that works around one reads
 `target.has_quirk(...)` (or the quirk set it is handed), so devices without the bug
-get the plain form.
+get the plain form. TRITON_SPIRV_QUIRKS_OFF=name,... compiles as if the device had
+not those quirks (to check whether a new driver version still needs a workaround; a
+different description, so a different cache key).
 
 Compile-time checks use it: a kernel whose `__local` tiles exceed the target's local
 memory, or whose work-group exceeds its work-group size, fails at compile time
@@ -41,6 +43,7 @@ from dataclasses import asdict, dataclass, replace
 
 TARGET_ENV = "TRITON_SPIRV_TARGET"
 COLLECTIVES_ENV = "TRITON_SPIRV_WORK_GROUP_COLLECTIVES"
+QUIRKS_OFF_ENV = "TRITON_SPIRV_QUIRKS_OFF"
 DEVICE = "device"
 DEVICE_TYPES = ("cpu", "gpu", "accelerator")
 
@@ -167,6 +170,20 @@ _POCL_QUIRKS = (
           "such a loop gets a barrier before it "
           "(memref_stage/work_group_sharing.py, _enter_barrier_loops_after_a_barrier)",
           "tests/test_tutorials.py (persistent matmul, TRITON_SPIRV_TARGET=gpu)"),
+    Quirk("branch_after_barrier_loop", "pocl", None,
+          "the work-group compiler aborts the process (ParallelRegion.cc: \"Incoming edges "
+          "to non-entry block!\") on a loop holding barriers followed by a branch on the "
+          "work-item before the next barrier (a loop with a tensor carry, then a cumsum)",
+          "such a loop gets a barrier after it "
+          "(memref_stage/work_group_sharing.py, _leave_barrier_loops_by_a_barrier)",
+          "tests/test_pocl_barrier_loop_exit.py"),
+    Quirk("build_may_abort", "pocl", None,
+          "the OpenCL compiler aborts the whole process on some kernels (LLVM assertions "
+          "in the work-group compiler) and on truncated program binaries",
+          "builds from source run in a child process and a dying child becomes a "
+          "KernelBuildCrash (launcher/isolated_build.py, BUILD_MAY_ABORT_RUNTIMES, which "
+          "agrees with this record); cached binaries carry a checksum (launcher/clbin.py)",
+          "tests/test_isolated_build.py"),
     Quirk("one_round_loops_strided", "pocl", None,
           "hangs on one-round distributed loops made if (lid < n) sections between "
           "barriers (host tensor-descriptor copy kernel)",
@@ -210,12 +227,25 @@ def resolve_target(spec: str | None = None, device=None) -> TargetDescription:
     """The description for `spec` (see target_spec); `device` (a launcher OpenCLDevice)
     defaults to the device in use."""
     chosen = target_spec(spec)
-    description = describe_device(device if device is not None else _device_in_use())
+    description = _without_quirks_turned_off(
+        describe_device(device if device is not None else _device_in_use()))
     if chosen in NAMED_TARGETS:
         # Compiled for that shape, run on this device: its quirks are this device's.
         return replace(NAMED_TARGETS[chosen], quirks=description.quirks)
     description = _without_collectives_if_asked(description)
     return description if chosen == DEVICE else replace(description, name=chosen, device_type=chosen)
+
+
+def _without_quirks_turned_off(description: TargetDescription) -> TargetDescription:
+    """The description less the quirks that $TRITON_SPIRV_QUIRKS_OFF names."""
+    names = [n.strip() for n in os.environ.get(QUIRKS_OFF_ENV, "").split(",") if n.strip()]
+    unknown = [n for n in names if n not in QUIRKS]
+    if unknown:
+        raise ValueError(f"{QUIRKS_OFF_ENV} names unknown device quirks {', '.join(unknown)} "
+                         f"(known: {', '.join(QUIRKS)})")
+    if not names:
+        return description
+    return replace(description, quirks=tuple(q for q in description.quirks if q not in names))
 
 
 def _without_collectives_if_asked(description: TargetDescription) -> TargetDescription:

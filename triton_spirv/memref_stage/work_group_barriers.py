@@ -37,6 +37,12 @@ def barrier_before_loops(module: ir.Module, _config, _analyses: dict) -> None:
         _enter_barrier_loops_after_a_barrier(entry_block(func))
 
 
+def barrier_after_loops(module: ir.Module, _config, _analyses: dict) -> None:
+    """Quirk branch_after_barrier_loop (_leave_barrier_loops_by_a_barrier)."""
+    for func in functions(module):
+        _leave_barrier_loops_by_a_barrier(entry_block(func))
+
+
 def _conflict(a: Access, b: Access) -> bool:
     if (a.orders or b.orders) and a.owner != b.owner and _is_global(a.buffer) \
             and _is_global(b.buffer):
@@ -170,6 +176,39 @@ def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
                 _branch_since_barrier(op):
             with op.location, ir.InsertionPoint(op):
                 gpu.barrier()
+
+
+def _leave_barrier_loops_by_a_barrier(block: ir.Block) -> None:
+    """Quirk branch_after_barrier_loop: a loop holding barriers, when control flow (a
+    distributed loop, a guarded section) follows it before the next barrier, gets a
+    barrier right after it (once per exit, not per iteration; the loop's trip count is
+    uniform, so every work-item reaches it). Without it, LLVM's jump threading joins
+    the loop's last section to the one after the loop when both branch on the same
+    work-item condition (`lid < n`), and PoCL's parallel region formation aborts on
+    the edge that enters the loop's exit section from inside the loop."""
+    for op in block.operations:
+        for region in op.regions:
+            for inner in region.blocks:
+                _leave_barrier_loops_by_a_barrier(inner)
+    for op in list(block.operations):
+        if op.operation.name in ("scf.for", "scf.while") and _has_barrier(op) and \
+                _branch_before_barrier(op):
+            with op.location, ir.InsertionPoint.after(op):
+                gpu.barrier()
+
+
+def _branch_before_barrier(loop) -> bool:
+    """Whether an op with regions (a loop, an `scf.if`) comes after `loop` in its block
+    before the next barrier (or the block's end)."""
+    after = False
+    for op in op_of(loop).block.operations:
+        if op_of(op) == op_of(loop):
+            after = True
+        elif after and op.operation.name == "gpu.barrier":
+            return False
+        elif after and op.regions:
+            return True
+    return False
 
 
 def double_barriers_in_branches(module: ir.Module) -> None:
