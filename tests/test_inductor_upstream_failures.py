@@ -5,15 +5,18 @@ against test_torchinductor.py's C++-backend `CpuTests`, through
 scripts/pytorch_inductor_tests.py). Each case is written here from scratch, small, and
 compares torch.compile on this backend with eager.
 
-- Upstream expects these to fail on triton-cpu (`xfail_if_triton_cpu`); they pass here,
-  so they guard what this backend does that triton-cpu did not (libdevice calls, pow
-  with huge results, atan2 on special values).
+- Upstream expects these to fail on triton-cpu (`xfail_if_triton_cpu`) or skips them
+  there (`skip_if_triton_cpu`); they pass here, so they guard what this backend does
+  that triton-cpu did not (libdevice calls, pow with huge results, angle of special
+  values, Inductor's random numbers, log2 of a dynamic size).
 - Failures of this backend found by the run go below as `xfail(strict=True)` with their
   cause, so they flip when fixed. The sampled run found none (the failures it had were
   the tests' own, shared with the C++ backend, or Inductor and Triton 3.9 disagreeing
   about block pointers: the document's table).
 """
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -59,3 +62,23 @@ def test_softmax_backward_data_uses_fma():
         lambda a, b: aten._softmax_backward_data(a, b, dim=1, input_dtype=torch.float32),
         grad, out)
     torch.testing.assert_close(got, expected)
+
+
+def test_bernoulli_mean_is_p():
+    """aten.bernoulli with Inductor's own random numbers (upstream test_bernoulli2, skipped
+    on triton-cpu): the mean of 40,000 draws is p within 6% (about 8 standard deviations)."""
+    p = 0.3
+    torch.manual_seed(0)
+    with triton_on_cpu():
+        mean = torch.compile(lambda a: torch.ops.aten.bernoulli(a).mean())(torch.full((200, 200), p))
+    assert abs(float(mean) - p) < p * 0.06
+
+
+def test_power_of_two_above_log2_of_a_dynamic_size():
+    """2 ** (floor(log2(n)) + 1) of a dynamic size n (upstream
+    test_pow_by_natural_log2_dynamic_shapes, skipped on triton-cpu)."""
+    with triton_on_cpu():
+        fn = torch.compile(lambda x: x + 2 ** (math.floor(math.log2(x.shape[0]) + 1)), dynamic=True)
+        for n in (5, 9, 17):
+            x = torch.randn(n)
+            torch.testing.assert_close(fn(x), x + 2 ** (math.floor(math.log2(n)) + 1))
