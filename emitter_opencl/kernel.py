@@ -83,6 +83,9 @@ class EmittedKernel:
     # Kernels that call work-group collective functions (collectives.py): built with
     # the OpenCL C version in which the target has them.
     work_group_collectives: bool = False
+    # Kernels that call sub-group functions (collectives.py): built with the OpenCL C
+    # version in which the target has them.
+    sub_group_functions: bool = False
 
 
 def emit_opencl(module: ir.Module, bounds_check: bool = False) -> EmittedKernel:
@@ -215,10 +218,15 @@ class KernelEmitter:
         kernel.flat_memory = self._flat_memory()
         kernel.program_loop = "opencl.program_loop" in self.func.attributes
         kernel.work_group_collectives = self._uses_collectives()
+        kernel.sub_group_functions = self._uses_sub_groups()
         return kernel
 
     def _uses_collectives(self) -> bool:
-        return any(op.operation.name in collectives.HANDLERS for op in walk(self.func.regions[0]))
+        return any(op.operation.name == "gpu.all_reduce" for op in walk(self.func.regions[0]))
+
+    def _uses_sub_groups(self) -> bool:
+        return any(op.operation.name in collectives.SUB_GROUP_OPS
+                   for op in walk(self.func.regions[0]))
 
     def _flat_memory(self) -> int:
         """How many flat memory buffers (tt.int_to_ptr) follow the kernel's own parameters."""
@@ -275,7 +283,8 @@ class KernelEmitter:
         helpers = self.helpers.source()
         if self.bounds is not None:
             helpers = "\n\n".join(h for h in (helpers, self.bounds.helpers_source()) if h)
-        version = "2.0 (work-group collective functions)" if self._uses_collectives() else "1.2"
+        version = ("2.0 or later (sub-group functions)" if self._uses_sub_groups() else
+                   "2.0 (work-group collective functions)" if self._uses_collectives() else "1.2")
         header = (f"// Kernel {name}: OpenCL C {version} printed from its memref-stage MLIR.\n"
                   f"// Work-group size {local_size}; {local_bytes} bytes of __local memory.")
         if self._uses_16_bit_floats():

@@ -364,7 +364,17 @@ def _barrier(emitter, op) -> None:
         # with barriers; fences it compiles as usual).
         emitter.stmt(op, "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
         return
+    if LOCAL_FENCE in op.attributes:
+        # The barrier analysis found only `__local` memory shared across this barrier
+        # (memref_stage/work_group_barriers.py).
+        emitter.stmt(op, "barrier(CLK_LOCAL_MEM_FENCE);")
+        return
     emitter.stmt(op, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+
+
+# A gpu.barrier's unit attribute: the work-items communicate through `__local` memory
+# alone across it.
+LOCAL_FENCE = "opencl.local_fence"  # set by memref_stage/work_group_barriers.py
 
 
 HANDLERS = {

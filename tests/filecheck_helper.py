@@ -71,7 +71,7 @@ def pipeline_config(test_text: str):
                              f"({', '.join(kinds)})")
         if name == "quirks":
             values[name] = tuple(q for q in text.split(",") if q)
-        elif name == "local_mem_bytes" or name == "work_items":
+        elif name in ("local_mem_bytes", "work_items", "min_sub_group_size"):
             values[name] = int(text)
         elif text in ("true", "false"):
             values[name] = text == "true"

@@ -13,7 +13,7 @@ import triton.language as tl
 from emitter_opencl import emit_opencl
 from emitter_opencl.errors import OpenCLEmitError
 from triton_spirv.stages import new_context
-from triton_spirv.target import COLLECTIVES_ENV, TARGET_ENV, resolve_target
+from triton_spirv.target import COLLECTIVES_ENV, SUB_GROUPS_ENV, TARGET_ENV, resolve_target
 from mlir import ir
 from test_lang_reduce_scan import _nan_max, _nan_min   # tl.maximum/minimum(propagate_nan=ALL)
 
@@ -22,6 +22,9 @@ from test_lang_reduce_scan import _nan_max, _nan_min   # tl.maximum/minimum(prop
 def no_target_override(monkeypatch):
     monkeypatch.delenv(TARGET_ENV, raising=False)
     monkeypatch.delenv(COLLECTIVES_ENV, raising=False)
+    # The work-group collectives' form: devices with sub-group functions would reduce
+    # through those instead (tests/test_sub_group_reductions.py).
+    monkeypatch.setenv(SUB_GROUPS_ENV, "0")
 
 
 def device_has_collectives() -> bool:

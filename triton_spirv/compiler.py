@@ -390,10 +390,14 @@ def make_cl(src: str, metadata, options) -> str:
     metadata["profile_scratch_align"] = 1
     metadata["local_size"] = list(emitted.local_size)
     metadata["arg_types"] = list(emitted.arg_types)
-    if emitted.work_group_collectives:
+    target = current_target(options.opencl_target)
+    if emitted.sub_group_functions:
+        # sub_group_reduce_*, get_sub_group_id: the OpenCL C version in which the target
+        # has them (work-group collectives, if any, come with it: CL2.0 or CL3.0 too).
+        metadata["build_options"] = [f"-cl-std={target.sub_group_functions}"]
+    elif emitted.work_group_collectives:
         # work_group_reduce_*: the OpenCL C version in which the target has them.
-        metadata["build_options"] = [
-            f"-cl-std={current_target(options.opencl_target).work_group_collectives}"]
+        metadata["build_options"] = [f"-cl-std={target.work_group_collectives}"]
     if emitted.asserts:
         # tl.device_assert: the launcher passes the record and names the failed assert.
         metadata["asserts"] = [list(entry) for entry in emitted.asserts]
@@ -413,9 +417,11 @@ def make_spvasm(src: str, metadata, options, state) -> str:
     """The SPIR-V module of the memref stage; its binary waits in `state` for clbin.
     In `auto` mode a kernel the stage cannot convert keeps OpenCL C (logged once)."""
     from .stages import spirv_for_kernel
-    # The Groups capability (work-group collectives) only for targets that have them.
+    # The Groups capability (work-group collectives, sub-group reductions) only for
+    # targets that have them.
+    target = current_target(options.opencl_target)
     groups = options.work_group_collectives and bool(
-        current_target(options.opencl_target).work_group_collectives)
+        target.work_group_collectives or target.sub_group_functions)
     module = spirv_for_kernel(state["memref"], metadata["name"], options.program,
                               options.bounds_check, groups)
     if module is None:

@@ -18,7 +18,11 @@ On devices with OpenCL C's work-group collective functions (`work_group_collecti
 the `-cl-std` that provides them), GPU-shaped reductions use them instead of a
 `__local` tree (memref_stage/work_group_collectives.py);
 TRITON_SPIRV_WORK_GROUP_COLLECTIVES=0 keeps the tree (a different description, so a
-different cache key).
+different cache key). On devices with OpenCL C's sub-group functions as well
+(`sub_group_functions`: OpenCL C 3.0's `__opencl_c_subgroups`, or `cl_khr_subgroups`
+with OpenCL C 2.0), those reductions run as `sub_group_reduce_*` within sub-groups and
+one `__local` step across them (memref_stage/work_group_sub_groups.py);
+TRITON_SPIRV_SUB_GROUP_REDUCTIONS=0 keeps the work-group collectives.
 
 Quirks (`QUIRKS`): bugs of an OpenCL implementation that the code we emit cannot avoid
 in its plain form, each by implementation and version, with a one-line reason and the
@@ -44,6 +48,7 @@ from dataclasses import asdict, dataclass, replace
 TARGET_ENV = "TRITON_SPIRV_TARGET"
 COLLECTIVES_ENV = "TRITON_SPIRV_WORK_GROUP_COLLECTIVES"
 QUIRKS_OFF_ENV = "TRITON_SPIRV_QUIRKS_OFF"
+SUB_GROUPS_ENV = "TRITON_SPIRV_SUB_GROUP_REDUCTIONS"
 DEVICE = "device"
 DEVICE_TYPES = ("cpu", "gpu", "accelerator")
 
@@ -66,6 +71,9 @@ class TargetDescription:
     # The OpenCL C version (`-cl-std` value, "CL2.0" or "CL3.0") in which the device
     # has the work-group collective functions (work_group_reduce_add, ...); "" without.
     work_group_collectives: str = ""
+    # The `-cl-std` value under which the device compiles OpenCL C's sub-group
+    # functions (get_sub_group_id, sub_group_reduce_add, ...); "" without.
+    sub_group_functions: str = ""
     # The OpenCL implementation and its version ("pocl", "3.1"; launcher.device_runtime),
     # and the names of its quirks (QUIRKS) that the compiler works around.
     runtime: str = ""
@@ -249,11 +257,14 @@ def _without_quirks_turned_off(description: TargetDescription) -> TargetDescript
 
 
 def _without_collectives_if_asked(description: TargetDescription) -> TargetDescription:
-    """$TRITON_SPIRV_WORK_GROUP_COLLECTIVES=0: the device as if it had no work-group
-    collective functions (reductions keep the `__local` tree; e.g. for a run under a
-    simulator of OpenCL C 1.2, or to compare the two)."""
+    """$TRITON_SPIRV_WORK_GROUP_COLLECTIVES=0: the device as if it had neither work-group
+    collective nor sub-group functions (reductions keep the `__local` tree; e.g. for a
+    run under a simulator of OpenCL C 1.2, or to compare the two);
+    $TRITON_SPIRV_SUB_GROUP_REDUCTIONS=0: as if it had no sub-group functions."""
     if os.environ.get(COLLECTIVES_ENV, "").strip() == "0":
-        return replace(description, work_group_collectives="")
+        return replace(description, work_group_collectives="", sub_group_functions="")
+    if os.environ.get(SUB_GROUPS_ENV, "").strip() == "0":
+        return replace(description, sub_group_functions="")
     return description
 
 
@@ -306,6 +317,7 @@ def describe_device(device) -> TargetDescription:
         vendor=d.vendor.strip(), device_name=d.name.strip(),
         driver_version=d.driver_version.strip(),
         work_group_collectives=_collectives_std(cl, d),
+        sub_group_functions=_sub_groups_std(cl, d, extensions),
         runtime=runtime, runtime_version=version)
     return replace(description, quirks=device_quirks(description.runtime,
                                                      description.runtime_version))
@@ -348,6 +360,21 @@ def _collectives_std(cl, d) -> str:
         words = _optional_info(cl, d, "OPENCL_C_VERSION", "").split()   # "OpenCL C 2.0 ..."
         versions = [int(words[2].split(".")[0])] if len(words) > 2 and words[2][:1].isdigit() else []
     return "CL2.0" if 2 in versions else ""
+
+
+_SUB_GROUPS_FEATURE = "__opencl_c_subgroups"
+
+
+def _sub_groups_std(cl, d, extensions: set) -> str:
+    """The `-cl-std` value under which the device compiles sub-group functions: CL3.0
+    where it announces the feature, else CL2.0 with the cl_khr_subgroups extension on
+    an OpenCL C 2.0 device, else "" (PoCL 3.1, Oclgrind)."""
+    features = _optional_info(cl, d, "OPENCL_C_FEATURES", ())
+    if any(feature.name == _SUB_GROUPS_FEATURE for feature in features):
+        return "CL3.0"
+    if "cl_khr_subgroups" in extensions and _collectives_std(cl, d) == "CL2.0":
+        return "CL2.0"
+    return ""
 
 
 def _major(version: int) -> int:

@@ -52,7 +52,9 @@ class PipelineConfig:
     """What the memref stage's passes know of the target, fixed for one kernel.
 
     `work_items` > 1: the GPU shape, the work-items of a work-group share each program
-    (reducing through work-group collective functions with `collectives`);
+    (reducing through work-group collective functions with `collectives`, through
+    sub-group functions where `sub_groups`, in sub-groups of at least
+    `min_sub_group_size` work-items);
     `program_loops` (CPU shape) a work-group runs consecutive programs of kernels that
     allow it (program_loops.py); `streaming_stores` (CPU shape) large launches write
     results they never read with non-temporal stores (streaming_stores.py); `quirks`:
@@ -63,6 +65,8 @@ class PipelineConfig:
     program_loops: bool = False
     streaming_stores: bool = False
     collectives: bool = False
+    sub_groups: bool = False
+    min_sub_group_size: int = 1
     quirks: tuple[str, ...] = ()
     local_mem_bytes: int | None = None
 
@@ -76,6 +80,8 @@ class PipelineConfig:
                    program_loops=program_loops and target.loops_programs,
                    streaming_stores=streaming_stores and target.is_cpu,
                    collectives=collectives and bool(target.work_group_collectives),
+                   sub_groups=collectives and bool(target.sub_group_functions),
+                   min_sub_group_size=min(target.sub_group_sizes, default=1),
                    quirks=tuple(target.quirks), local_mem_bytes=target.local_mem_bytes)
 
     @property

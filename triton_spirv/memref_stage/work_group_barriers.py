@@ -5,6 +5,12 @@ barrier touched under another owner, one of the two writing (work_group_sharing.
 docstring, step 3). The quirks' forms: one_sided_barrier_branch (`balance_barriers`),
 barrier_loop_after_branch (`barrier_before_loops`), barrier_in_uniform_branch
 (`double_barriers_in_branches`, after the last canonicalize).
+
+Each barrier the analysis meets (its own and those the reductions and scans placed)
+also gets its fences: where no access pending before it touches a global buffer the
+kernel writes (its inputs' reads need no ordering), the work-items communicate across
+it through `__local` memory alone and it is marked `opencl.local_fence`
+(`barrier(CLK_LOCAL_MEM_FENCE)` in OpenCL C); else it keeps the global fence too.
 """
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from mlir.dialects import gpu, scf
 from ..ir_helpers import root_buffer as _root
 from .affine_nests import op_of
 from .affine_nests import memory_access as _memory_access
-from .work_group_sharing import (ANY, COLLECTIVE, SINGLE, WRITES, Access, Distribution,
+from .work_group_sharing import (ANY, LOCAL_FENCE, COLLECTIVE, SINGLE, WRITES, Access, Distribution,
                                  WorkGroupSharing, collective_copy, entry_block, functions,
                                  is_local, is_private, plain_accesses, sharing_of)
 
@@ -22,7 +28,29 @@ from .work_group_sharing import (ANY, COLLECTIVE, SINGLE, WRITES, Access, Distri
 def insert_barriers(module: ir.Module, config, analyses: dict) -> None:
     """Barriers where an access meets a conflicting one of another owner (_Barriers)."""
     for func in functions(module):
-        _Barriers(sharing_of(func, config, analyses)).scan(entry_block(func), [], insert=True)
+        written = [a.buffer for a in plain_accesses(func, ANY) if a.writes and not is_local(a.buffer)]
+        _Barriers(sharing_of(func, config, analyses), written).scan(entry_block(func), [],
+                                                                    insert=True)
+        _keep_fences_of_adjacent_barriers(entry_block(func))
+
+
+def _keep_fences_of_adjacent_barriers(block: ir.Block) -> None:
+    """Canonicalization erases a barrier right before another: where one of the two
+    needs the global fence, both keep it."""
+    previous = None
+    for op in block.operations:
+        for region in op.regions:
+            for inner in region.blocks:
+                _keep_fences_of_adjacent_barriers(inner)
+        if op.operation.name != "gpu.barrier":
+            previous = None
+            continue
+        if previous is not None and \
+                (LOCAL_FENCE in previous.attributes) != (LOCAL_FENCE in op.attributes):
+            for barrier in (previous, op):
+                if LOCAL_FENCE in barrier.attributes:
+                    del barrier.attributes[LOCAL_FENCE]
+        previous = op.operation
 
 
 def balance_barriers(module: ir.Module, _config, _analyses: dict) -> None:
@@ -57,14 +85,30 @@ def _is_global(buffer: ir.Value) -> bool:
 
 
 class _Barriers:
-    def __init__(self, sharing: WorkGroupSharing):
+    def __init__(self, sharing: WorkGroupSharing, written: list):
         self.sharing = sharing
+        self.written = written      # the global buffers the kernel writes
+
+    def fence(self, barrier, pending: list) -> None:
+        """Marks `barrier` local-only unless an access pending before it meets a later
+        one through global memory: a global buffer the kernel writes."""
+        global_shared = any(not is_local(p.buffer) and
+                            (p.writes or p.orders or any(p.buffer == w for w in self.written))
+                            for p in pending)
+        attributes = op_of(barrier).attributes
+        if global_shared:
+            if LOCAL_FENCE in attributes:
+                del attributes[LOCAL_FENCE]
+        else:
+            attributes[LOCAL_FENCE] = ir.UnitAttr.get()
 
     def scan(self, block: ir.Block, pending: list, insert: bool) -> list:
         """The accesses pending (since the last barrier) after `block`, given those
         pending before it; puts barriers where an op meets a conflicting access."""
         for op in list(block.operations):
             if op.operation.name == "gpu.barrier":
+                if insert:
+                    self.fence(op, pending)
                 pending = []
                 continue
             accesses, nested = self._accesses(op)
@@ -78,7 +122,7 @@ class _Barriers:
             if any(_conflict(p, a) for p in pending for a in accesses):
                 if insert:
                     with op.location, ir.InsertionPoint(op):
-                        gpu.barrier()
+                        self.fence(gpu.barrier(), pending)
                 pending = []
             pending = pending + accesses
         return pending

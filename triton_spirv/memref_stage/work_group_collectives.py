@@ -89,55 +89,74 @@ def has_collective(combiner) -> bool:
 def reduce_collectively(match, lid: ir.Value, work_items: int) -> CollectiveReduction:
     """Rewrites `match` (work_group_sharing.SerialReduction, whose combiner
     has_collective) as above; erases its loop."""
-    loop, combiner = match.loop, match.combiner
-    element_type = combiner.results[0].type
-    index = ir.IndexType.get()
+    loop = match.loop
     with loop.location, ir.InsertionPoint(loop):
-        lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
-        first = arith.addi(lb, arith.muli(lid, step))
-        stride = arith.muli(step, arith.constant(index, work_items))
-        fold = scf.ForOp(first, ub, stride, [_identity(combiner, element_type)])
-        with ir.InsertionPoint(fold.body):
-            value = match.clone_element(fold.induction_variable)
-            scf.YieldOp([match.clone_combiner(fold.inner_iter_args[0], value)])
-        total = _all_reduce(combiner, fold.results[0])
-        is_first = arith.cmpi(arith.CmpIPredicate.eq, lid, arith.constant(index, 0))
-        final = scf.IfOp(is_first)
-        with ir.InsertionPoint(final.then_block):
-            old = memref.load(match.accumulator, [])
-            memref.store(match.clone_combiner(old, total), match.accumulator, [])
-            scf.YieldOp([])
+        fold = fold_per_work_item(match, lid, work_items)
+        total = reduce_across(match.combiner, fold.results[0], _group_reduce, "group")
+        final = fold_into_accumulator(match, lid, total)
     loop.operation.erase()
     return CollectiveReduction(fold, final)
 
 
-def _all_reduce(combiner, partial: ir.Value) -> ir.Value:
-    """The work-group's combination of every work-item's `partial`, in its own type."""
+def fold_per_work_item(match, lid: ir.Value, work_items: int):
+    """Work-item `lid`'s fold of its elements (lid, lid + W, ...) from the combiner's
+    identity: an scf.for with the partial as its result."""
+    index = ir.IndexType.get()
+    combiner = match.combiner
+    lb, ub, step = match.loop.operands[0], match.loop.operands[1], match.loop.operands[2]
+    first = arith.addi(lb, arith.muli(lid, step))
+    stride = arith.muli(step, arith.constant(index, work_items))
+    fold = scf.ForOp(first, ub, stride, [identity(combiner, combiner.results[0].type)])
+    with ir.InsertionPoint(fold.body):
+        value = match.clone_element(fold.induction_variable)
+        scf.YieldOp([match.clone_combiner(fold.inner_iter_args[0], value)])
+    return fold
+
+
+def fold_into_accumulator(match, lid: ir.Value, total: ir.Value):
+    """`scf.if lid == 0 { acc = acc <op> total }`."""
+    is_first = arith.cmpi(arith.CmpIPredicate.eq, lid, arith.constant(ir.IndexType.get(), 0))
+    final = scf.IfOp(is_first)
+    with ir.InsertionPoint(final.then_block):
+        old = memref.load(match.accumulator, [])
+        memref.store(match.clone_combiner(old, total), match.accumulator, [])
+        scf.YieldOp([])
+    return final
+
+
+def _group_reduce(value: ir.Value, kind) -> ir.Value:
+    return gpu.all_reduce(value, op=kind, uniform=True)
+
+
+def reduce_across(combiner, partial: ir.Value, reduce, scope: str) -> ir.Value:
+    """The combination of every work-item's `partial` by `reduce(value, kind)` (a
+    uniform gpu.all_reduce or gpu.subgroup_reduce of that gpu.AllReduceOperation), in
+    the partial's own type; `scope` prefixes the C variables' names."""
     name = combiner.operation.name
     collective = _KINDS[name][0]
     kind = _COLLECTIVE_OPS[collective]
     here = ir.Location.current
     # the emitter names C variables after these (affine_nests.named)
-    group = named("group_sum" if collective == "add" else f"group_{collective[:3]}", here)
+    group = named(f"{scope}_sum" if collective == "add" else f"{scope}_{collective[:3]}", here)
     if name in _NAN_IS_GREATEST:
         narrow = isinstance(partial.type, (ir.F16Type, ir.BF16Type))
         value = arith.extf(ir.F32Type.get(), partial) if narrow else partial
         with named("key", here):
             key = _ordered_key(value, _NAN_IS_GREATEST[name])
         with group:
-            extreme = gpu.all_reduce(key, op=kind, uniform=True)
+            extreme = reduce(key, kind)
         with named("total", here):
             total = arith.bitcast(value.type, _ordered_key_bits(extreme))
             return arith.truncf(partial.type, total) if narrow else total
     width = ir.IntegerType(partial.type).width if isinstance(partial.type, ir.IntegerType) else None
     if width is None or width >= 32:
         with group:
-            return gpu.all_reduce(partial, op=kind, uniform=True)
+            return reduce(partial, kind)
     wide = ir.IntegerType.get_signless(32)
     with named("wide", here):
         widened = (arith.extui if name in _UNSIGNED else arith.extsi)(wide, partial)
     with group:
-        total = gpu.all_reduce(widened, op=kind, uniform=True)
+        total = reduce(widened, kind)
     with named("total", here):
         return arith.trunci(partial.type, total)
 
@@ -166,7 +185,7 @@ def _ordered_key_bits(bits: ir.Value) -> ir.Value:
     return arith.select(negative, arith.xori(bits, magnitude), bits)
 
 
-def _identity(combiner, element_type) -> ir.Value:
+def identity(combiner, element_type) -> ir.Value:
     """The value that leaves every operand of `combiner` as it is."""
     identity = _KINDS[combiner.operation.name][1]
     if isinstance(element_type, ir.IntegerType):

@@ -1,7 +1,9 @@
 """GPU-shaped kernels, work-group sharing (work_group_sharing.py): a serial reduction
 loop (`for i: acc = acc <op> f(view[i])`) outside the distributed loops is shared by
-the work-group: a work-group collective function where the target has one for the
-combiner (work_group_collectives.py), else a tree of partials in `__local` memory.
+the work-group: sub-group functions and one `__local` step across the sub-groups where
+the target has them and a collective for the combiner (work_group_sub_groups.py), a
+work-group collective function where it has only those (work_group_collectives.py),
+else a tree of partials in `__local` memory.
 Its ops hold their own barriers; their accesses are recorded for the barrier analysis.
 """
 from __future__ import annotations
@@ -16,17 +18,21 @@ from .affine_nests import matched_loops, op_of, owner
 from .affine_nests import constant_index as _constant_index
 from .work_group_collectives import has_collective, reduce_collectively
 from .work_group_distribution import trip_count
+from .work_group_sub_groups import reduce_by_sub_groups
 from .work_group_sharing import (ANY, READS, SINGLE, WRITES, Access, entry_block, functions,
                                  is_local, plain_accesses, sharing_of)
 
 
 def reduce_on_work_group(module: ir.Module, config, analyses: dict) -> None:
-    """Serial reduction loops outside the distributed ones: a work-group collective
-    where the target has one for the combiner (`config.collectives`), else a tree."""
+    """Serial reduction loops outside the distributed ones: through sub-groups
+    (`config.sub_groups`) or a work-group collective (`config.collectives`) where the
+    target has them and one for the combiner, else a tree."""
     for func in functions(module):
         sharing = sharing_of(func, config, analyses)
         for match in _serial_reductions(entry_block(func), sharing.distributed):
-            if config.collectives and has_collective(match.combiner):
+            if config.sub_groups and has_collective(match.combiner):
+                reduce_with_sub_groups(sharing, match, config.min_sub_group_size)
+            elif config.collectives and has_collective(match.combiner):
                 reduce_with_collective(sharing, match)
             else:
                 reduce_as_tree(sharing, match)
@@ -38,6 +44,19 @@ def reduce_with_collective(sharing, match: "SerialReduction") -> None:
     work-item 0 updates the accumulator."""
     made = reduce_collectively(match, sharing.lid, sharing.work_items)
     sharing.partitioned[op_of(made.fold)] = [Access(_root(match.view), False, ANY)]
+    sharing.record_single_section(made.final)
+    sharing.partitioned[op_of(made.final)] = plain_accesses(made.final, SINGLE)
+
+
+def reduce_with_sub_groups(sharing, match: "SerialReduction", min_sub_group_size: int) -> None:
+    """The reduction through sub-groups (work_group_sub_groups.py); its accesses as
+    the barrier analysis sees them: every work-item reads the view, the sub-group
+    leaders write their `__local` totals (ordered after work-item 0's reads of an
+    earlier round by the analysis, before its reads by the form's own barrier),
+    work-item 0 reads them and updates the accumulator."""
+    made = reduce_by_sub_groups(match, sharing.lid, sharing.work_items, min_sub_group_size)
+    sharing.partitioned[op_of(made.fold)] = [Access(_root(match.view), False, ANY)]
+    sharing.partitioned[op_of(made.publish)] = plain_accesses(made.publish, ANY)
     sharing.record_single_section(made.final)
     sharing.partitioned[op_of(made.final)] = plain_accesses(made.final, SINGLE)
 

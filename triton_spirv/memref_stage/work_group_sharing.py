@@ -67,6 +67,9 @@ WARP_LANES = 32
 # (the SPIR-V stage's copies, spirv/flatten.py) read from it that only work-item 0 runs
 # the region, while every other branch of the kernel is taken by all work-items alike.
 SINGLE_WORK_ITEM = "opencl.single_work_item"
+# A gpu.barrier's unit attribute (work_group_barriers.py): only `__local` memory is
+# shared across it, so it fences `__local` memory alone (emitter_opencl/memory.py).
+LOCAL_FENCE = "opencl.local_fence"
 
 
 WRITES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy",

@@ -19,6 +19,7 @@ from .flatten import INDEXED_OPS
 
 # Ops whose index results stay `index` (their own verifiers require it).
 INDEX_PRODUCERS = ("gpu.block_id", "gpu.grid_dim", "gpu.thread_id", "gpu.block_dim",
+                   "gpu.lane_id", "gpu.subgroup_id", "gpu.num_subgroups",
                    "memref.extract_aligned_pointer_as_index")
 
 
