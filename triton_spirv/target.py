@@ -181,7 +181,19 @@ _POCL_QUIRKS = (
           "(memref_stage/work_group_sharing.py, _chunk)",
           "tests/test_tutorials.py::test_06_fused_attention_fp8_mode (TRITON_SPIRV_TARGET=gpu)"),
 )
-QUIRKS = {quirk.name: quirk for quirk in _POCL_QUIRKS}
+
+# Intel's CPU OpenCL runtime (launcher.device_runtime: "intel-r", versions such as
+# "2026.22.10.0.01-160000"); each quirk checked on 2026.22.10.
+_INTEL_QUIRKS = (
+    Quirk("fneg_across_barrier", "intel-r", None,
+          "a float negation a work-item keeps in private memory across a barrier reads, "
+          "after it, one work-item's value for all (GPU shape: -x of a bf16 load before "
+          "a cumsum stored -0.0); -cl-opt-disable, PoCL and Oclgrind compute it right",
+          "in kernels holding barriers, negations become fma(x, -1, -0), exact "
+          "(memref_stage/barrier_negations.py)",
+          "tests/test_intel_quirks.py::test_negation_across_barrier"),
+)
+QUIRKS = {quirk.name: quirk for quirk in (*_POCL_QUIRKS, *_INTEL_QUIRKS)}
 
 
 def device_quirks(runtime: str, version: str) -> tuple[str, ...]:

@@ -8,13 +8,15 @@ stream_forwarding.py; vectors for elementwise loops, elementwise_vectors.py, sin
 upstream's affine-super-vectorize failed on the softmax module when tried), then on GPU
 shapes fill forwarding, in-place updates, block ownership, owner copies and work-group
 sharing, then on scf loops a quirk's doubled barriers, streaming stores (CPU shapes),
-branch tiles and program loops (CPU shapes); docs/architecture.md says what each does.
+branch tiles, local padding (GPU shapes), a quirk's negations as fma in kernels with
+barriers, and program loops (CPU shapes); docs/architecture.md says what each does.
 This file is the only place the pipeline is written down.
 """
 from __future__ import annotations
 
 from mlir import ir, passmanager
 
+from .barrier_negations import negate_by_fma
 from .block_ownership import align_to_blocks
 from .branch_tiles import share_branch_tiles
 from .fill_forwarding import forward_fills
@@ -137,6 +139,10 @@ def lower_to_memref(module: ir.Module, rewrites=AFFINE_REWRITES,
             pad_local_tiles(module, local_mem_bytes)
             _verify(module, pad_local_tiles.__name__)
             dump_after(pad_local_tiles.__name__, module)
+        if "fneg_across_barrier" in quirks:
+            negate_by_fma(module)
+            _verify(module, negate_by_fma.__name__)
+            dump_after(negate_by_fma.__name__, module)
         if program_loops and work_items == 1:
             loop_programs(module)
             _verify(module, loop_programs.__name__)
