@@ -9,6 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
+import launcher
 from launcher.device import device_runtime
 from triton_spirv.target import QUIRKS, TARGET_ENV, resolve_target
 
@@ -135,3 +136,74 @@ def test_negations_become_fma_only_in_kernels_with_barriers():
 def _code(source: str) -> str:
     """OpenCL C without its comments (which quote the Python source)."""
     return "\n".join(line.split("//")[0] for line in source.splitlines())
+
+
+# ---------------------------------------------------------------------------------------
+# i8_private_arrays: programs built from SPIR-V that store values read from a private
+# (Function-storage) i8 array (Intel 2026.22.10: the stores never land).
+
+
+@triton.jit
+def constant_int8_tile(o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], tl.full((BM, BN), 1, tl.int1).to(tl.int8), mask=mask)
+
+
+@pytest.mark.parametrize("M, N, num_warps", [(2, 3, 1), (40, 20, 1), (5, 7, 4)])
+@pytest.mark.parametrize("program", ["spirv", "source"])
+def test_constant_int8_tile(M, N, num_warps, program, monkeypatch):
+    """The finding (tests/fuzz/findings/intel_gpu_spirv_int8_constant_store_lost.py), GPU
+    shape, as SPIR-V where the device takes it and as OpenCL C."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
+    if program == "spirv" and not _il_version(launcher.get_device().device):
+        pytest.skip("the device takes no SPIR-V")
+    out = torch.full((M, N), 7, dtype=torch.int8)
+    constant_int8_tile[(triton.cdiv(M, 32),)](out, M, N, BM=32, BN=32, num_warps=num_warps,
+                                               opencl_target="gpu", program=program)
+    torch.testing.assert_close(out, torch.ones(M, N, dtype=torch.int8))
+
+
+def _il_platforms():
+    """The platforms whose device builds programs from SPIR-V."""
+    return [p for p in _platforms() if _il_version(p.values[0].get_devices()[0])]
+
+
+def _il_version(device) -> str:
+    try:
+        return device.get_info(cl.device_info.IL_VERSION).strip()
+    except cl.Error:
+        return ""
+
+
+@pytest.mark.parametrize("platform", _il_platforms())
+def test_i8_private_array_in_spirv(platform):
+    """The finding's memref stage as SPIR-V, built on each platform that takes SPIR-V:
+    with the quirk's i32 array right everywhere, with the plain i8 array wrong where the
+    quirk applies."""
+    from triton_spirv.stages import linalg_to_memref_text, memref_to_spirv, ttir_to_linalg_text
+    M, N = 2, 3
+    out = torch.zeros(M, N, dtype=torch.int8)
+    ttir = constant_int8_tile[(1,)](out, M, N, BM=32, BN=32, num_warps=1).asm["ttir"]
+    linalg = ttir_to_linalg_text(ttir, versioning_allowed=False, lane_reductions=False)
+    memref = linalg_to_memref_text(linalg, work_items=32)
+    for quirks in (("i8_private_arrays",), ()):
+        got = _run_spirv(platform, memref_to_spirv(memref, quirks=quirks), M, N)
+        if quirks or not _has_quirk(platform, "i8_private_arrays"):
+            np.testing.assert_array_equal(got, np.ones(M * N, np.int8))
+        else:
+            assert not np.array_equal(got, np.ones(M * N, np.int8))
+
+
+def _run_spirv(platform, module, M: int, N: int) -> np.ndarray:
+    context = cl.Context([platform.get_devices()[0]])
+    queue = cl.CommandQueue(context)
+    program = cl.Program(context, module.binary).build()
+    out = np.full(M * N, 7, np.int8)
+    buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+    kernel = program.all_kernels()[0]
+    kernel(queue, (32,), (32,), buffer, np.int32(M), np.int32(N))
+    cl.enqueue_copy(queue, out, buffer)
+    return out

@@ -416,10 +416,10 @@ def make_spvasm(src: str, metadata, options, state) -> str:
     In `auto` mode a kernel the stage cannot convert keeps OpenCL C (logged once)."""
     from .stages import spirv_for_kernel
     # The Groups capability (work-group collectives) only for targets that have them.
-    groups = options.work_group_collectives and bool(
-        current_target(options.opencl_target).work_group_collectives)
+    target = current_target(options.opencl_target)
+    groups = options.work_group_collectives and bool(target.work_group_collectives)
     module = spirv_for_kernel(state["memref"], metadata["name"], options.program,
-                              options.bounds_check, groups)
+                              options.bounds_check, groups, target.quirks)
     if module is None:
         return f"// kernel '{metadata['name']}' runs from OpenCL C (see the log)\n"
     state["spirv"] = module.binary
