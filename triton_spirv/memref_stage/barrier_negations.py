@@ -24,15 +24,11 @@ def negate_by_fma(module: ir.Module) -> None:
     """Every float negation of a function that holds a `gpu.barrier` becomes
     `math.fma(x, -1, -0)`; functions without barriers keep theirs."""
     for func in module.body.operations:
-        if _holds(func, "gpu.barrier"):
+        if _ops(func, ("gpu.barrier",)):
             for op in _ops(func, _NEGATIONS):
                 negated = _negated_operand(op)
                 if negated is not None:
                     _replace_by_fma(op, negated)
-
-
-def _holds(op, name: str) -> bool:
-    return any(True for _ in _ops(op, (name,)))
 
 
 def _ops(op, names: tuple[str, ...]):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
-from .half_types import LOADS, STORES
+from .half_types import STORES, only_accesses
 
 
 def i8_private_tiles_as_i32(func) -> None:
@@ -32,22 +32,13 @@ def i8_private_tiles_as_i32(func) -> None:
     func.walk(collect)
     for alloca in allocas:
         users = [use.owner for use in alloca.result.uses]
-        if all(_only_accesses(user, alloca.result) for user in users):
+        if all(only_accesses(user, alloca.result) for user in users):
             with alloca.location:
                 _widen(alloca, users)
 
 
 def _is_i8(t: ir.Type) -> bool:
     return isinstance(t, ir.IntegerType) and t.width == 8
-
-
-def _only_accesses(user, tile: ir.Value) -> bool:
-    """`user` loads from or stores to `tile` (and does nothing else with it)."""
-    if user.name in LOADS:
-        return user.operands[0] == tile
-    if user.name in STORES:
-        return user.operands[1] == tile and user.operands[0] != tile
-    return False
 
 
 def _with_i32(t: ir.Type) -> ir.Type:
@@ -62,13 +53,21 @@ def _with_i32(t: ir.Type) -> ir.Type:
 def _widen(alloca, users) -> None:
     alloca.result.set_type(_with_i32(alloca.result.type))
     for user in users:
-        with ir.InsertionPoint(user), user.location:
-            if user.name in STORES:
-                value = user.operands[0]
-                user.operands[0] = arith.extui(_with_i32(value.type), value)
-                continue
-        narrow = user.result.type
-        user.result.set_type(_with_i32(narrow))
-        with ir.InsertionPoint.after(user), user.location:
-            value = arith.trunci(narrow, user.result)
-        user.result.replace_all_uses_except(value, value.owner.operation)
+        if user.name in STORES:
+            _store_widened(user)
+        else:
+            _load_narrowed(user)
+
+
+def _store_widened(store) -> None:
+    value = store.operands[0]
+    with ir.InsertionPoint(store), store.location:
+        store.operands[0] = arith.extui(_with_i32(value.type), value)
+
+
+def _load_narrowed(load) -> None:
+    narrow = load.result.type
+    load.result.set_type(_with_i32(narrow))
+    with ir.InsertionPoint.after(load), load.location:
+        value = arith.trunci(narrow, load.result)
+    load.result.replace_all_uses_except(value, value.owner.operation)
