@@ -423,7 +423,7 @@ def make_spvasm(src: str, metadata, options, state) -> str:
     groups = options.work_group_collectives and bool(
         target.work_group_collectives or target.sub_group_functions)
     module = spirv_for_kernel(state["memref"], metadata["name"], options.program,
-                              options.bounds_check, groups)
+                              options.bounds_check, groups, target.quirks)
     if module is None:
         return f"// kernel '{metadata['name']}' runs from OpenCL C (see the log)\n"
     state["spirv"] = module.binary

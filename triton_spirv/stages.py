@@ -50,19 +50,22 @@ def memref_to_opencl(memref_text: str, bounds_check: bool = False):
         return emit_opencl(ir.Module.parse(memref_text), bounds_check=bounds_check)
 
 
-def memref_to_spirv(memref_text: str, entry_name: str | None = None, groups: bool = False):
+def memref_to_spirv(memref_text: str, entry_name: str | None = None, groups: bool = False,
+                    quirks: tuple[str, ...] = ()):
     """The memref stage as a SPIR-V module (triton_spirv/spirv): binary and assembly;
-    `groups`: for a target with work-group collectives (an OpenCL 2.0 module)."""
+    `groups`: for a target with work-group collectives (an OpenCL 2.0 module); `quirks`:
+    the target's device quirks the lowering works around."""
     from .spirv import lower_to_spirv
     with new_context():
-        return lower_to_spirv(ir.Module.parse(memref_text), entry_name, groups)
+        return lower_to_spirv(ir.Module.parse(memref_text), entry_name, groups, quirks)
 
 
 def spirv_for_kernel(memref_text: str, name: str, mode: str, bounds_check: bool = False,
-                     groups: bool = False):
+                     groups: bool = False, quirks: tuple[str, ...] = ()):
     """The kernel's SPIR-V module under program mode `mode` (launcher/il.py), or None
     when it keeps OpenCL C. Only `auto` falls back (logged once); `spirv` raises.
-    `groups`: the target has work-group collective functions (memref_to_spirv)."""
+    `groups`: the target has work-group collective functions, `quirks`: its device
+    quirks (memref_to_spirv)."""
     from launcher import get_device
     from launcher.il import log_fallback_once, uses_spirv
     from .spirv import SpirvStageError
@@ -71,7 +74,7 @@ def spirv_for_kernel(memref_text: str, name: str, mode: str, bounds_check: bool 
     try:
         if bounds_check:
             raise SpirvStageError("bounds-checked kernels are built from OpenCL C only")
-        return memref_to_spirv(memref_text, name, groups)
+        return memref_to_spirv(memref_text, name, groups, quirks)
     except SpirvStageError as err:
         if mode == "spirv":
             raise SpirvStageError(f"kernel '{name}': {err}") from None

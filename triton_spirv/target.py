@@ -206,7 +206,25 @@ _POCL_QUIRKS = (
           "(memref_stage/work_group_sharing.py, _chunk)",
           "tests/test_tutorials.py::test_06_fused_attention_fp8_mode (TRITON_SPIRV_TARGET=gpu)"),
 )
-QUIRKS = {quirk.name: quirk for quirk in _POCL_QUIRKS}
+
+# Intel's CPU OpenCL runtime (launcher.device_runtime: "intel-r", versions such as
+# "2026.22.10.0.01-160000"); each quirk checked on 2026.22.10.
+_INTEL_QUIRKS = (
+    Quirk("fneg_across_barrier", "intel-r", None,
+          "a float negation a work-item keeps in private memory across a barrier reads, "
+          "after it, one work-item's value for all (GPU shape: -x of a bf16 load before "
+          "a cumsum stored -0.0); -cl-opt-disable, PoCL and Oclgrind compute it right",
+          "in kernels holding barriers, negations become fma(x, -1, -0), exact "
+          "(memref_stage/barrier_negations.py)",
+          "tests/test_intel_quirks.py::test_negation_across_barrier"),
+    Quirk("i8_private_arrays", "intel-r", None,
+          "programs built from SPIR-V lose the masked stores of values read from a "
+          "Function-storage i8 array (GPU shape, num_warps=1: a constant int8 tile's "
+          "store never lands); the OpenCL C and i16/i32 arrays are right",
+          "private i8 tiles hold i32 in SPIR-V (spirv/private_bytes.py)",
+          "tests/test_intel_quirks.py::test_i8_private_array_in_spirv"),
+)
+QUIRKS = {quirk.name: quirk for quirk in (*_POCL_QUIRKS, *_INTEL_QUIRKS)}
 
 
 def device_quirks(runtime: str, version: str) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ from typing import Callable
 
 from mlir import ir, passmanager
 
+from .barrier_negations import negate_by_fma
 from .block_ownership import align_to_blocks
 from .branch_tiles import share_branch_tiles
 from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
@@ -244,6 +245,8 @@ PASSES = (
          lambda config: config.streaming_stores and not config.shares_work_group),
     Pass("branch-tiles", _module_rewrite(share_branch_tiles)),
     Pass("local-padding", _local_padding, _gpu_shape),
+    Pass("barrier-negations", _module_rewrite(negate_by_fma),
+         lambda config: config.has_quirk("fneg_across_barrier")),
     Pass("program-loops", _module_rewrite(loop_programs),
          lambda config: config.program_loops and not config.shares_work_group),
 )

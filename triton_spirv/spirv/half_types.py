@@ -191,12 +191,12 @@ def f16_tiles_as_f32(func) -> None:
     func.walk(collect)
     for alloc in allocs:
         users = [use.owner for use in alloc.result.uses]
-        if all(_only_accesses(user, alloc.result) for user in users):
+        if all(only_accesses(user, alloc.result) for user in users):
             with alloc.location:
                 _widen_tile(alloc, users)
 
 
-def _only_accesses(user, tile: ir.Value) -> bool:
+def only_accesses(user, tile: ir.Value) -> bool:
     """`user` loads from or stores to `tile` (and does nothing else with it)."""
     if user.name in LOADS:
         return user.operands[0] == tile

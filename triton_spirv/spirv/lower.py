@@ -55,6 +55,7 @@ from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
 from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16, f16_tiles_as_f32
 from .index_width import widen_index
+from .private_bytes import i8_private_tiles_as_i32
 from .nontemporal import mark_nontemporal, store_flags
 from .opencl_std import calls_to_stand_ins, patch_placeholders, stand_ins_as_placeholders
 from .tanh import expand_f32_tanh
@@ -177,10 +178,11 @@ def _as_gpu_kernel(func, gmod, entry_name: str | None) -> None:
 
 
 def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
-                   groups: bool = False) -> SpirvModule:
+                   groups: bool = False, quirks: tuple[str, ...] = ()) -> SpirvModule:
     """Lowers a memref-stage module in place and serializes its one kernel (named
     `entry_name` when given); `groups`: the target takes the Groups capability (OpenCL
-    2.0 and later: work-group collectives), else the module may not use it."""
+    2.0 and later: work-group collectives), else the module may not use it; `quirks`:
+    the target's device quirks (triton_spirv/target.py) this lowering works around."""
     with module.context:
         calls_to_stand_ins(module)
         check_no_external_calls(module)
@@ -191,6 +193,8 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
             fp8_values_as_f32(func)
             bf16_buffers_as_i16(func)
             f16_tiles_as_f32(func)
+            if "i8_private_arrays" in quirks:
+                i8_private_tiles_as_i32(func)
             widen_index(func)
             saturate_float_to_int(func)
             expand_trunc(func)

@@ -3,11 +3,12 @@
 (transposed input, upcast to f32) whose values also feed a cumsum along axis 0: the
 elementwise result -asinh(x) is stored as -0.0 (x read as 0) for the one in-bounds
 element (M = N = 1, block 8 x 2, num_warps=8: 256 work-items for 16 elements). The CPU
-shapes are right. Likely the same class as spirv_gpu_bf16_masked_load_gets_other.py
-(bf16 load + a work-group scan or reduction in the GPU shape, far more work-items than
-elements): guess, the converting (bf16 -> f32) tile copy is distributed over the
-work-items (shared_copies.py / copy_loops.py) and the elementwise consumer reads the
-tile before, or without, the barrier that publishes it.
+shapes are right. Cause (found): not the bf16 load nor the scan. A fault of Intel's CPU runtime, device
+quirk fneg_across_barrier (triton_spirv/target.py): the negation's result, kept in a
+private tile across the scan's (reduction's) barriers, is kept once per work-group, so
+every work-item reads one work-item's value after the barrier. Worked around on Intel
+by emitting the negation as fma(x, -1, -0) in kernels with barriers
+(memref_stage/barrier_negations.py); reduced: intel_gpu_shape_reduced_opencl_c.py.
 
 Run from the repository root: python3 tests/fuzz/findings/gpu_bf16_load_with_scan_reads_zero.py
 """

@@ -3,10 +3,13 @@
 runtime): a masked store of a constant int8 tile never lands (the output keeps its
 initial 7) with num_warps=1 (32 work-items for a 32x32 block: each work-item keeps its
 column of the tile in a private `i8[32]` array, one element per round). num_warps=4 is
-right, and so is the same kernel as OpenCL C on Intel and on PoCL. The SPIR-V module
-reads as the OpenCL C does (a Function-storage `array<32 x i8>` filled with 1, then read
-per round under the mask; `LocalSize 32 1 1`): a fault of Intel's SPIR-V consumer is the
-guess, not yet shown. It appeared when distributed loops went to one iteration per round.
+right, and so is the same kernel as OpenCL C on Intel and on PoCL. Cause (found): a fault of Intel's SPIR-V consumer, device quirk
+i8_private_arrays (triton_spirv/target.py). spirv-val accepts the module and nothing in
+it is undefined (the array is filled before it is read); the same module with the
+private array of i16 or i32 (and a trunc at the load) computes right, and so does the
+OpenCL C's `char` array. The stores of values loaded from the Function-storage i8 array
+are lost. Worked around on Intel by private i8 tiles holding i32 in SPIR-V
+(spirv/private_bytes.py). Test: tests/test_intel_quirks.py.
 
 Run from the repository root: python3 tests/fuzz/findings/intel_gpu_spirv_int8_constant_store_lost.py
 """

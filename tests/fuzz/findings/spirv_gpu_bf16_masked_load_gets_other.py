@@ -4,11 +4,12 @@ masked 2-D load of bf16 (other=-1.0, upcast to f32) next to a work-group reducti
 (tl.max over a constant block) stores `other` (-1.0) for the one in-bounds element
 (M = N = 1, block 16 x 32, num_warps=2) instead of the loaded -0.8359375. The same
 kernel is right as OpenCL C (intel-gpu) and in the CPU shape as SPIR-V (intel-cpu-spirv).
-Guess: in the GPU shape the bf16 tile copy is distributed over work-items and the SPIR-V
-stage's bf16 handling (spirv/half_types.py: bf16 loads as i16 + shift) pairs with the
-select of `other` or the barrier of the reduction differently from the OpenCL C
-emitter, e.g. the mask or the copy's owner work-item is lost in the distributed copy of
-a converted (bf16 -> f32) tile.
+Cause (found): not the bf16 load nor the scan. A fault of Intel's CPU runtime, device
+quirk fneg_across_barrier (triton_spirv/target.py): the negation's result, kept in a
+private tile across the scan's (reduction's) barriers, is kept once per work-group, so
+every work-item reads one work-item's value after the barrier. Worked around on Intel
+by emitting the negation as fma(x, -1, -0) in kernels with barriers
+(memref_stage/barrier_negations.py); reduced: intel_gpu_shape_reduced_opencl_c.py.
 
 Run from the repository root: python3 tests/fuzz/findings/spirv_gpu_bf16_masked_load_gets_other.py
 """

@@ -1,0 +1,116 @@
+# ruff: noqa
+"""Finding: pocl-gpu only (found in the oclgrind-gpu configuration, whose run is PoCL's;
+intel-gpu and the CPU shapes compute it right): an early return after a two-level tl.max
+(`if tl.max(tl.max(v1, axis=1)) > 9: return`, taken by no program here; num_warps=1),
+then masked stores: o0 is never written (keeps its initial 7). The fuzzer's worker
+crashed (signal 11) on this program once; run alone it gives the wrong values. Most
+likely the class of pocl_gpu_untaken_return_skips_store.py (PoCL's work-group compiler
+and an early-exit region holding barriers).
+
+Run from the repository root: python3 tests/fuzz/findings/pocl_gpu_early_return_after_max_store_lost.py
+"""
+import os
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    from tests.fuzz.reference import libdevice, patch_interpreter  # noqa: F811
+
+    patch_interpreter()
+
+
+@triton.jit
+def kernel(x0, o0, o1, o2, sx0_0, sx0_1, M, N, K, c0, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, T: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    gn = tl.num_programs(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    mm = rm < M
+    mn = rn < N
+    v1 = tl.load(x0 + rm[:, None] * sx0_0 + rn[None, :] * sx0_1, mask=mm[:, None] & mn[None, :] & (rm[:, None] * 0 + pid_n < c0), other=1)
+    v2 = v1.to(tl.float16)
+    if tl.max(tl.max(v1, axis=1)) > 9:
+        return
+    tl.store(o0 + rm[:, None] * N + rn[None, :], v2, mask=mm[:, None] & mn[None, :] & (v1 > 0))
+    v3 = tl.max(v2, axis=0).to(tl.float16)
+    tl.store(o1 + rm[:, None] * N + rn[None, :], v1, mask=mm[:, None] & mn[None, :])
+    tl.store(o2 + pid_m * N + rn, v3, mask=mn)
+
+
+SEED = 3260
+SIZES = {'M': 5, 'N': 15, 'K': 3, 'BM': 2, 'BN': 8, 'BK': 1, 'T': 3, 'num_warps': 1}
+SCALARS = {'c0': 0}
+INPUTS = [
+    ('x0', torch.int16, 'mn', 'strided')
+]
+OUTPUTS = [
+    ('o0', torch.float16, '2d', False),
+    ('o1', torch.int16, '2d', False),
+    ('o2', torch.float16, 'n', False)
+]
+
+
+def _input(gen, dtype, rows, cols, layout):
+    shape = (cols, rows) if layout == "transposed" else (rows, 2 * cols if layout == "strided" else cols)
+    if dtype.is_floating_point:
+        base = (torch.randn(shape, generator=gen) * 2).to(dtype)
+    elif dtype == torch.uint8:
+        base = torch.randint(0, 40, shape, generator=gen).to(dtype)
+    else:
+        base = torch.randint(-20, 21, shape, generator=gen).to(dtype)
+    if layout == "transposed":
+        return base.t()
+    if layout == "strided":
+        return base[:, ::2]
+    return base
+
+
+def make_args():
+    gen = torch.Generator().manual_seed(SEED)
+    M, N, K = SIZES["M"], SIZES["N"], SIZES["K"]
+    gm, gn = triton.cdiv(M, SIZES["BM"]), triton.cdiv(N, SIZES["BN"])
+    dims = {"mn": (M, N), "mk": (M, K), "kn": (K, N), "tn": (SIZES["T"], N)}
+    ins = [_input(gen, dtype, *dims[role], layout) for _, dtype, role, layout in INPUTS]
+    out_dims = {"2d": (M, N), "m": (M, gn), "n": (gm, N), "s": (gm, gn)}
+    outs = [torch.zeros(out_dims[kind], dtype=dtype) if atomic else torch.full(out_dims[kind], 7, dtype=dtype)
+            for _, dtype, kind, atomic in OUTPUTS]
+    strides = [s for t in ins for s in t.stride()]
+    return ins, outs, strides
+
+
+def run(**options):
+    ins, outs, strides = make_args()
+    grid = (triton.cdiv(SIZES["M"], SIZES["BM"]), triton.cdiv(SIZES["N"], SIZES["BN"]))
+    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),
+                 BM=SIZES["BM"], BN=SIZES["BN"], BK=SIZES["BK"], T=SIZES["T"],
+                 num_warps=SIZES.get("num_warps", 4), **options)
+    return {name: t.float().numpy() if t.dtype.itemsize == 1 and t.dtype.is_floating_point
+            else t.to(torch.float64).numpy() if t.dtype == torch.bfloat16 else t.numpy()
+            for (name, *_), t in zip(OUTPUTS, outs)}
+
+
+# ---------------------------------------------------------------------------------
+# Reproducer: runs the kernel under Triton's interpreter (the reference) and in the
+# configuration below, each in its own process, and prints what differs
+# (tests/fuzz/reproducer.py).
+CONFIG = 'pocl-gpu'
+ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'pocl'}
+OPTIONS = {'opencl_target': 'gpu'}
+FOUND = 'crash: crash: \nworker exited with -11\n'
+
+if __name__ == "__main__":
+    import sys
+
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else the current folder
+    while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
+        root = os.path.dirname(root)
+    sys.path.insert(0, root if root != "/" else os.getcwd())
+    from tests.fuzz.reproducer import main
+
+    main(__file__, run, CONFIG, ENVIRONMENT, OPTIONS)

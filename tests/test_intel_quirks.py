@@ -1,0 +1,213 @@
+"""Quirks of Intel's CPU OpenCL runtime (triton_spirv/target.py, _INTEL_QUIRKS): each
+one's reduced reproducer, in plain OpenCL C on every platform present (the plain form
+wrong where the quirk applies, right elsewhere; the quirk's form right everywhere), and
+the compiled kernel it was found in, against torch on the device in use."""
+import numpy as np
+import pyopencl as cl
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import launcher
+from launcher.device import device_runtime
+from triton_spirv.target import QUIRKS, TARGET_ENV, resolve_target
+
+WORK_ITEMS = 64
+
+
+def _platforms():
+    """Every OpenCL platform present with a device, named by its runtime."""
+    try:
+        platforms = [p for p in cl.get_platforms() if p.get_devices()]
+    except cl.Error:   # no OpenCL driver installed
+        platforms = []
+    return [pytest.param(p, id=device_runtime(p, p.get_devices()[0])[0]) for p in platforms]
+
+
+def _has_quirk(platform, name: str) -> bool:
+    return QUIRKS[name].applies(*device_runtime(platform, platform.get_devices()[0]))
+
+
+def _run_one_group(platform, source: str, values: np.ndarray) -> np.ndarray:
+    """Runs kernel `k(values, out)` as one work-group of WORK_ITEMS; returns `out`."""
+    device = platform.get_devices()[0]
+    context = cl.Context([device])
+    queue = cl.CommandQueue(context)
+    program = cl.Program(context, source).build()
+    flags = cl.mem_flags
+    inputs = cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=values)
+    out = np.full(WORK_ITEMS, 7, values.dtype)
+    outputs = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=out)
+    program.k(queue, (WORK_ITEMS,), (WORK_ITEMS,), inputs, outputs)
+    cl.enqueue_copy(queue, out, outputs)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# fneg_across_barrier: a negation a work-item keeps in private memory across a barrier
+# (Intel 2026.22.10: after the barrier every work-item reads the value of one of the
+# last 16; a bf16 load negated before a cumsum stored -0.0).
+
+NEGATION_ACROSS_BARRIER = """
+__attribute__((reqd_work_group_size(64, 1, 1)))
+__kernel void k(__global const float* x, __global float* out) {
+  float kept[1];
+  long lid = get_local_id(0);
+  if (lid < 16) {
+    kept[0] = NEGATION;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lid < 16) out[lid] = kept[0];
+}
+"""
+PLAIN_NEGATION = "-x[lid]"
+FMA_NEGATION = "fma(x[lid], -1.0f, -0.0f)"   # memref_stage/barrier_negations.py
+
+
+def _negated_across_barrier(platform, negation: str):
+    values = np.arange(1, WORK_ITEMS + 1, dtype=np.float32)
+    values[:2] = (0.0, -0.0)
+    got = _run_one_group(platform, NEGATION_ACROSS_BARRIER.replace("NEGATION", negation), values)
+    return got[:16], -values[:16]
+
+
+@pytest.mark.parametrize("platform", _platforms())
+def test_negation_across_barrier(platform):
+    """The quirk's form (fma) is right on every platform, the signs of zeros included."""
+    got, expected = _negated_across_barrier(platform, FMA_NEGATION)
+    np.testing.assert_array_equal(got, expected)
+    assert list(np.signbit(got[:2])) == [True, False]
+
+
+@pytest.mark.parametrize("platform", _platforms())
+def test_plain_negation_across_barrier(platform):
+    """The plain form: wrong where the quirk applies (a release that computes it right
+    gets `fixed_in`), right elsewhere."""
+    got, expected = _negated_across_barrier(platform, PLAIN_NEGATION)
+    if _has_quirk(platform, "fneg_across_barrier"):
+        assert not np.array_equal(got, expected)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+@triton.jit
+def negated_bf16_beside_a_cumsum(x_ptr, neg_ptr, sum_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    offsets = rm[:, None] * N + rn[None, :]
+    y = tl.exp(tl.load(x_ptr + offsets, mask=mask, other=1.0).to(tl.float32))
+    negated = -y
+    tl.store(sum_ptr + offsets, tl.cumsum(y, axis=0), mask=mask)
+    tl.store(neg_ptr + offsets, negated, mask=mask)
+
+
+@pytest.mark.parametrize("M, N, BM, BN, num_warps", [(1, 1, 8, 2, 8), (5, 3, 8, 4, 2), (20, 7, 16, 8, 4)])
+def test_negated_bf16_beside_a_cumsum(M, N, BM, BN, num_warps, monkeypatch):
+    """The finding (tests/fuzz/findings/gpu_bf16_load_with_scan_reads_zero.py), GPU shape."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    torch.manual_seed(0)
+    x = torch.randn(M, N).to(torch.bfloat16)
+    neg, sums = torch.full((M, N), 7.0), torch.full((M, N), 7.0)
+    compiled = negated_bf16_beside_a_cumsum[(triton.cdiv(M, BM),)](
+        x, neg, sums, M, N, BM=BM, BN=BN, num_warps=num_warps, opencl_target="gpu")
+    y = x.float().exp()
+    torch.testing.assert_close(neg, -y)
+    blocks = y.split(BM)
+    torch.testing.assert_close(sums, torch.cat([b.cumsum(0) for b in blocks]))
+    quirky = resolve_target("gpu").has_quirk("fneg_across_barrier")
+    assert ("fma(" in compiled.asm["cl"]) == quirky
+
+
+def test_negations_become_fma_only_in_kernels_with_barriers():
+    """The memref stage with the quirk: the GPU shape's negation (a kernel with barriers)
+    becomes fma, the CPU shape's (one work-item, no barrier) stays."""
+    from triton_spirv.stages import linalg_to_memref_text, memref_to_opencl, ttir_to_linalg_text
+    x = torch.zeros(4, 4, dtype=torch.bfloat16)
+    out = torch.zeros(4, 4)
+    ttir = negated_bf16_beside_a_cumsum[(1,)](x, out, out, 4, 4, BM=8, BN=4, num_warps=2).asm["ttir"]
+    linalg = ttir_to_linalg_text(ttir, versioning_allowed=False, lane_reductions=False)
+    quirks = ("fneg_across_barrier",)
+    gpu = _code(memref_to_opencl(linalg_to_memref_text(linalg, work_items=64, quirks=quirks)).source)
+    gpu_plain = _code(memref_to_opencl(linalg_to_memref_text(linalg, work_items=64)).source)
+    cpu = _code(memref_to_opencl(linalg_to_memref_text(linalg, quirks=quirks)).source)
+    assert "barrier(" in gpu and "fma(" in gpu and "= -" not in gpu
+    assert "fma(" not in gpu_plain and "= -" in gpu_plain
+    assert "barrier(" not in cpu and "fma(" not in cpu
+
+
+def _code(source: str) -> str:
+    """OpenCL C without its comments (which quote the Python source)."""
+    return "\n".join(line.split("//")[0] for line in source.splitlines())
+
+
+# ---------------------------------------------------------------------------------------
+# i8_private_arrays: programs built from SPIR-V that store values read from a private
+# (Function-storage) i8 array (Intel 2026.22.10: the stores never land).
+
+
+@triton.jit
+def constant_int8_tile(o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], tl.full((BM, BN), 1, tl.int1).to(tl.int8), mask=mask)
+
+
+@pytest.mark.parametrize("M, N, num_warps", [(2, 3, 1), (40, 20, 1), (5, 7, 4)])
+@pytest.mark.parametrize("program", ["spirv", "source"])
+def test_constant_int8_tile(M, N, num_warps, program, monkeypatch):
+    """The finding (tests/fuzz/findings/intel_gpu_spirv_int8_constant_store_lost.py), GPU
+    shape, as SPIR-V where the device takes it and as OpenCL C."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
+    if program == "spirv" and not _il_version(launcher.get_device().device):
+        pytest.skip("the device takes no SPIR-V")
+    out = torch.full((M, N), 7, dtype=torch.int8)
+    constant_int8_tile[(triton.cdiv(M, 32),)](out, M, N, BM=32, BN=32, num_warps=num_warps,
+                                               opencl_target="gpu", program=program)
+    torch.testing.assert_close(out, torch.ones(M, N, dtype=torch.int8))
+
+
+def _il_platforms():
+    """The platforms whose device builds programs from SPIR-V."""
+    return [p for p in _platforms() if _il_version(p.values[0].get_devices()[0])]
+
+
+def _il_version(device) -> str:
+    try:
+        return device.get_info(cl.device_info.IL_VERSION).strip()
+    except cl.Error:
+        return ""
+
+
+@pytest.mark.parametrize("platform", _il_platforms())
+def test_i8_private_array_in_spirv(platform):
+    """The finding's memref stage as SPIR-V, built on each platform that takes SPIR-V:
+    with the quirk's i32 array right everywhere, with the plain i8 array wrong where the
+    quirk applies."""
+    from triton_spirv.stages import linalg_to_memref_text, memref_to_spirv, ttir_to_linalg_text
+    M, N = 2, 3
+    out = torch.zeros(M, N, dtype=torch.int8)
+    ttir = constant_int8_tile[(1,)](out, M, N, BM=32, BN=32, num_warps=1).asm["ttir"]
+    linalg = ttir_to_linalg_text(ttir, versioning_allowed=False, lane_reductions=False)
+    memref = linalg_to_memref_text(linalg, work_items=32)
+    for quirks in (("i8_private_arrays",), ()):
+        got = _run_spirv(platform, memref_to_spirv(memref, quirks=quirks), M, N)
+        if quirks or not _has_quirk(platform, "i8_private_arrays"):
+            np.testing.assert_array_equal(got, np.ones(M * N, np.int8))
+        else:
+            assert not np.array_equal(got, np.ones(M * N, np.int8))
+
+
+def _run_spirv(platform, module, M: int, N: int) -> np.ndarray:
+    context = cl.Context([platform.get_devices()[0]])
+    queue = cl.CommandQueue(context)
+    program = cl.Program(context, module.binary).build()
+    out = np.full(M * N, 7, np.int8)
+    buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+    kernel = program.all_kernels()[0]
+    kernel(queue, (32,), (32,), buffer, np.int32(M), np.int32(N))
+    cl.enqueue_copy(queue, out, buffer)
+    return out
