@@ -17,7 +17,7 @@ from triton_spirv.memref_stage.program_loops import loop_programs
 from triton_spirv.memref_stage.register_blocking import block_contractions
 from triton_spirv.memref_stage.shared_copies import converting_copy_loops
 from triton_spirv.memref_stage.work_group_sharing import share_work_group
-from triton_spirv.stages import ttir_to_linalg_text
+from triton_spirv.stages import linalg_to_memref_text, ttir_to_linalg_text
 from triton_spirv.memref_stage.stream_forwarding import forward_streams
 from triton_spirv.memref_stage.streaming_stores import stream_stores
 
@@ -57,6 +57,7 @@ PASSES = {
     "work-group-collectives": module_pass(_share_work_group(collectives=True)),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
+    "ttir-to-memref": lambda text: linalg_to_memref_text(ttir_to_linalg_text(text)),   # CPU shape
 }
 
 FILES = sorted(glob.glob(os.path.join(HERE, "*.mlir")))

@@ -12,6 +12,8 @@ import torch
 import torch.nn.functional as F
 
 import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers
 
 from triton_spirv.target import current_target
 
@@ -87,3 +89,37 @@ def test_looped_reduction():
     out = torch.full((64, 1), float("nan"))
     K.triton_red_fused_mul_sum_0[(64,)](x, out, 64, 20000, XBLOCK=1, R0_BLOCK=2048)
     torch.testing.assert_close(out[:, 0], (x * x).sum(-1), atol=1e-2, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# triton_helpers' where-form max2/min2 reduce in lanes as arith.maximumf/minimumf
+# (ttir_to_linalg/reductions.py, _where_extreme): NaNs propagate as torch's amax/amin.
+
+
+@triton.jit
+def _row_extremes(x_ptr, max_ptr, min_ptr, imax_ptr, R: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, R)[None, :]
+    x = tl.load(x_ptr + row * R + cols)
+    xi = x.to(tl.int32)
+    tl.store(max_ptr + row + tl.arange(0, 1)[:, None], triton_helpers.max2(x, 1)[:, None])
+    tl.store(min_ptr + row + tl.arange(0, 1)[:, None], triton_helpers.min2(x, 1)[:, None])
+    tl.store(imax_ptr + row + tl.arange(0, 1)[:, None], triton_helpers.max2(xi, 1)[:, None])
+
+
+def test_where_form_max_and_min_propagate_nan():
+    torch.manual_seed(0)
+    x = torch.randn(6, 256) * 100
+    x[1, 3] = float("nan")       # early in a row
+    x[2, 255] = float("nan")     # the last element
+    x[3, :] = float("-inf")
+    x[4, 17] = float("inf")
+    mx, mn, imx = torch.empty(6), torch.empty(6), torch.empty(6, dtype=torch.int32)
+    compiled = _row_extremes[(6,)](x, mx, mn, imx, R=256)
+    torch.testing.assert_close(mx, x.amax(1), equal_nan=True)
+    torch.testing.assert_close(mn, x.amin(1), equal_nan=True)
+    finite = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+    torch.testing.assert_close(imx[[0, 5]], finite.to(torch.int32).amax(1)[[0, 5]])
+    if CPU_SHAPE:
+        cl = compiled.asm["cl"]
+        assert "= maximum_float16(" in cl and "= minimum_float16(" in cl
