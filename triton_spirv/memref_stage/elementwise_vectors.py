@@ -12,10 +12,12 @@ compiler (which vectorizes across work-items) leaves them scalar, and a scalar `
 several times slower than `exp` on a float16. This rewrite steps such a loop by WIDTH and
 gives it WIDTH-wide vectors (GPU_WIDTH on GPU shapes, see below): `affine.vector_load`/`affine.vector_store` for the accesses
 whose last index is the loop's induction variable (unit stride), the same arith/math ops
-on vectors, `vector.broadcast` for loop-invariant scalars. A loop is rewritten only when
-its extent is a multiple of WIDTH, every op in it is one of those, every value is f32,
-and each buffer it stores to is read in it at the same index only (so no iteration reads
-what another writes); anything else is left as it was.
+on vectors, `vector.broadcast` for loop-invariant scalars. Loads that do not move with the
+loop and the arith/math on them stay scalar (Inductor's 2-D tiles: `x[i, j] - mean[i]`
+in the loop on `j`). A loop is rewritten only when its extent is a multiple of WIDTH,
+every moving value is f32 and made by one of those ops, every store writes a moving
+value, and each buffer it stores to is read in it at the same index only (so no
+iteration reads what another writes); anything else is left as it was.
 """
 from __future__ import annotations
 
