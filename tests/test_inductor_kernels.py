@@ -123,3 +123,17 @@ def test_where_form_max_and_min_propagate_nan():
     if CPU_SHAPE:
         cl = compiled.asm["cl"]
         assert "= maximum_float16(" in cl and "= minimum_float16(" in cl
+
+
+def test_softmax_selects_whole_vectors_in_spirv():
+    """The tail's select on a row's flag (a scalar i1 picking vectors) converts to
+    SPIR-V (spirv/selects.py splats the flag) instead of sending the kernel back to
+    OpenCL C."""
+    from triton_spirv.stages import memref_to_spirv
+    x = torch.randn(4096, 1024)
+    compiled = K.triton_per_fused__softmax_abs_all_amax_eq_mul_ne_sub_0[(4096 // 8,)](
+        torch.empty_like(x), x, 4096, 1024, XBLOCK=8)
+    assembly = memref_to_spirv(compiled.asm["memref"]).assembly
+    if CPU_SHAPE:
+        assert re.search(r"spirv.Select %\w+, %\w+, %\w+ : vector<16xi1>, vector<16xf32>",
+                         assembly)
