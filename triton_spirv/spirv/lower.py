@@ -54,6 +54,7 @@ from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16, f16_til
 from .index_width import widen_index
 from .nontemporal import mark_nontemporal, store_flags
 from .opencl_std import calls_to_stand_ins, patch_placeholders, stand_ins_as_placeholders
+from .erf import expand_f32_erf
 from .selects import splat_select_conditions
 from .tanh import expand_f32_tanh
 
@@ -192,6 +193,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
             saturate_float_to_int(func)
             expand_trunc(func)
             expand_f32_tanh(func)
+            expand_f32_erf(func)
             splat_select_conditions(func)
         atomics_as_compare_exchange_loops(module)
         check_no_fp8(module)
