@@ -65,7 +65,7 @@ ELEMENTWISE = {
     # count trailing zeros (OpenCL 1.2 has no ctz): the bits below the lowest set
     # bit, all W bits for zero.
     "math.cttz": "popcount(~{ua} & ({ua} - 1))",
-    "math.erf": "erf({a})",
+    "math.erf": "erf_{T}({a})",           # helpers.py: a vector polynomial form for float
     "math.erfc": "erfc({a})",
     "math.exp": "exp({a})",
     "math.exp2": "exp2({a})",
@@ -137,7 +137,8 @@ UNSIGNED_RESULT = {"arith.divui", "arith.remui", "arith.ceildivui", "arith.shrui
                    "arith.maxui", "arith.minui", "math.absi", "math.cttz"}
 
 # Helpers the formats above call (see helpers.py), by op.
-HELPER_OF = {"arith.maximumf": "maximum", "arith.minimumf": "minimum", "math.tanh": "tanh"}
+HELPER_OF = {"arith.maximumf": "maximum", "arith.minimumf": "minimum", "math.tanh": "tanh",
+             "math.erf": "erf"}
 
 # arith.cmpi predicates, by enum value.
 CMPI = {

@@ -55,6 +55,16 @@ def test_gpu_shapes_get_float4_per_work_item():
     assert "vector<4xf32>" in text and "vector<16xf32>" not in text
 
 
+def test_invariant_values_stored_along_the_loop_are_broadcast():
+    # y[i] = x[0] - m: the load and the subtraction stay scalar, their result fills a
+    # vector per iteration (a row's statistic written along the row, or a fill).
+    count, text = _rewrite(load="0")
+    assert count == 1 and "step 16" in text
+    assert "affine.load %alloc[0]" in text and "arith.subf %0, %arg0 : f32" in text
+    assert "vector.broadcast %1 : f32 to vector<16xf32>" in text
+    assert "affine.vector_store %2" in text
+
+
 def test_math_ops_become_vector_math():
     count, text = _rewrite(op="math.exp %a : f32")
     assert count == 1 and "math.exp %0 : vector<16xf32>" in text.replace("%1", "%0")
@@ -66,7 +76,6 @@ def test_math_ops_become_vector_math():
     dict(T="i32", op="arith.addi %a, %a : i32"),        # not f32
     dict(op="math.sin %a : f32"),                       # an op outside the list
     dict(load="%i + 1", store_to="%x"),                 # reads what the next iteration writes
-    dict(load="0"),                                     # a load that does not move
 ])
 def test_loops_that_are_not_elementwise_stay(case):
     count, text = _rewrite(**case)

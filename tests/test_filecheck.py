@@ -13,7 +13,7 @@ from filecheck_helper import check_file, module_pass, pass_names
 from triton_spirv.hlo import passes as hlo_passes
 from triton_spirv.memref_stage.copy_lowering import lower_copies
 from triton_spirv.memref_stage.passes import PASS_GROUPS, PASSES
-from triton_spirv.stages import ttir_to_linalg_text
+from triton_spirv.stages import linalg_to_memref_text, ttir_to_linalg_text
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filecheck")
 
@@ -28,6 +28,7 @@ FRONTEND_STEPS = {
     "copy-lowering": module_pass(lower_copies),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
+    "ttir-to-memref": lambda text: linalg_to_memref_text(ttir_to_linalg_text(text)),   # CPU shape
 }
 
 FILES = sorted(glob.glob(os.path.join(HERE, "*.mlir")))

@@ -12,17 +12,20 @@ compiler (which vectorizes across work-items) leaves them scalar, and a scalar `
 several times slower than `exp` on a float16. This rewrite steps such a loop by WIDTH and
 gives it WIDTH-wide vectors (GPU_WIDTH on GPU shapes, see below): `affine.vector_load`/`affine.vector_store` for the accesses
 whose last index is the loop's induction variable (unit stride), the same arith/math ops
-on vectors, `vector.broadcast` for loop-invariant scalars. A loop is rewritten only when
-its extent is a multiple of WIDTH, every op in it is one of those, every value is f32,
-and each buffer it stores to is read in it at the same index only (so no iteration reads
-what another writes); anything else is left as it was.
+on vectors, `vector.broadcast` for loop-invariant scalars. Loads that do not move with the
+loop and the arith/math on them stay scalar (Inductor's 2-D tiles: `x[i, j] - mean[i]`
+in the loop on `j`). A loop is rewritten only when its extent is a multiple of WIDTH,
+every moving value is f32 and made by one of those ops, every store is unit-stride
+(an invariant value stored is broadcast), and each buffer it stores to is read in it at
+the same index only (so no
+iteration reads what another writes); anything else is left as it was.
 """
 from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import affine, vector
 
-from ..ir_helpers import root_buffer
+from ..ir_helpers import op_of, owner, root_buffer
 from .affine_nests import body_ops, constant_extent, induction_var
 from .register_blocking import unit_stride_last
 
@@ -43,14 +46,16 @@ def vectorize_elementwise(module: ir.Module, width: int = WIDTH) -> int:
     loops = []
 
     def visit(op):
-        if op.name == "affine.for" and _matches(op.opview, width):
-            loops.append(op.opview)
+        if op.name == "affine.for":
+            varying = _varying_values(op.opview, width)
+            if varying is not None:
+                loops.append((op.opview, varying))
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    for loop in loops:
+    for loop, varying in loops:
         with loop.location:
-            _rewrite(loop, width)
+            _rewrite(loop, width, varying)
     return len(loops)
 
 
@@ -63,72 +68,118 @@ def _is_f32(t: ir.Type) -> bool:
     return isinstance(t, ir.F32Type)
 
 
-def _matches(loop, width: int) -> bool:
+def _is_pure_scalar(op) -> bool:
+    """An arith/math op without regions: it may stay scalar where nothing it reads
+    moves with the loop."""
+    return op.operation.name.split(".")[0] in ("arith", "math") and not op.regions
+
+
+def _varying_values(loop, width: int) -> set | None:
+    """The values of `loop`'s body that move with its induction variable, when the loop
+    can be rewritten; else None.
+
+    Values that move are f32 and come from unit-stride loads along the loop or from
+    the elementwise ops of _ELEMENTWISE (and `arith.select` on a condition that does
+    not move) over them; everything else in the body is loop-invariant arith/math,
+    which stays scalar: a row's statistic in `x[i, j] - mean[i]` over the loop on `j`
+    (the `[:, None]` broadcasts of a 2-D tile) is loaded and computed once per
+    iteration and broadcast. Every store is unit-stride (an invariant value it writes is
+    broadcast), and each
+    buffer stored to is read in the loop at that same index only, never at an
+    invariant one (so no iteration reads what another writes)."""
     extent = constant_extent(loop)
     if extent is None or extent % width or extent < width:
-        return False
+        return None
     iv = induction_var(loop)
-    ops = body_ops(loop)
-    stored, loaded = {}, []
-    for op in ops:
+    varying = {iv}
+    stored, loaded, invariant_loads = {}, [], set()
+    for op in body_ops(loop):
         name = op.operation.name
         if name in ("affine.load", "affine.store"):
             first = 1 if name == "affine.load" else 2
             value = op.results[0] if name == "affine.load" else op.operands[0]
-            if not _is_f32(value.type) or not unit_stride_last(op, first, iv):
-                return False
-            key = (str(op.attributes["map"]), tuple(map(str, list(op.operands)[first:])))
+            indices = list(op.operands)[first:]
+            buffer = root_buffer(op.operands[first - 1])
+            if name == "affine.load" and not any(v in varying for v in indices):
+                invariant_loads.add(buffer)
+                continue
+            if not _is_f32(value.type) or not unit_stride_last(op, first, iv) or \
+                    any(v in varying and v != iv for v in indices):
+                return None
+            key = (str(op.attributes["map"]), tuple(map(str, indices)))
             if name == "affine.store":
-                stored.setdefault(root_buffer(op.operands[1]), set()).add(key)
+                # An invariant value (a fill's constant) is broadcast to the store.
+                stored.setdefault(buffer, set()).add(key)
             else:
-                loaded.append((root_buffer(op.operands[0]), key))
-        elif name in _ELEMENTWISE:
-            if not all(_is_f32(v.type) for v in list(op.operands) + list(op.results)):
-                return False
-        else:
-            return False
-    return bool(stored) and all(buffer not in stored or stored[buffer] == {key}
-                                for buffer, key in loaded) and \
-        all(len(keys) == 1 for keys in stored.values())
+                loaded.append((buffer, key))
+                varying.add(value)
+        elif not _is_pure_scalar(op) or len(op.results) != 1:
+            return None
+        elif any(v in varying for v in op.operands):
+            if not _vector_op(op, varying):
+                return None
+            varying.add(op.results[0])
+    if not stored or any(buffer in stored for buffer in invariant_loads):
+        return None
+    if not all(buffer not in stored or stored[buffer] == {key} for buffer, key in loaded):
+        return None
+    return varying if all(len(keys) == 1 for keys in stored.values()) else None
 
 
-def _rewrite(loop, width: int) -> None:
+def _vector_op(op, varying: set) -> bool:
+    """Whether `op`, which reads a moving value, has a WIDTH-wide form: an f32 op of
+    _ELEMENTWISE, or a select between f32 values on a condition that does not move
+    (OpenCL's `c ? a : b` with a scalar `c` picks whole vectors)."""
+    name = op.operation.name
+    values = list(op.operands) + list(op.results)
+    if name == "arith.select":
+        return op.operands[0] not in varying and all(_is_f32(v.type) for v in values[1:])
+    return name in _ELEMENTWISE and all(_is_f32(v.type) for v in values)
+
+
+def _rewrite(loop, width: int, varying: set) -> None:
     loop.attributes["step"] = ir.IntegerAttr.get(ir.IndexType.get(), width)
     vtype = ir.VectorType.get([width], ir.F32Type.get())
-    vectors, broadcasts = {}, {}
+    vectors, broadcasts, replaced = {}, {}, []
+    body = loop.regions[0].blocks[0]
 
-    def as_vector(v):
+    def as_vector(v, user):
         if v in vectors:
             return vectors[v]
         if v not in broadcasts:
-            with ir.InsertionPoint(loop.operation), loop.location:
+            # Values from outside the loop are broadcast once, before it; scalars the
+            # body computes, right before their first vector user.
+            defining = owner(v)
+            where = op_of(user) if defining is not None and \
+                op_of(defining).block == body else loop.operation
+            with ir.InsertionPoint(where), loop.location:
                 broadcasts[v] = vector.BroadcastOp(vtype, v).result
         return broadcasts[v]
 
     for op in body_ops(loop):
         name = op.operation.name
-        with ir.InsertionPoint(op.operation), op.location:
-            if name == "affine.load":
-                vectors[op.results[0]] = affine.AffineVectorLoadOp(
-                    vtype, op.operands[0], list(op.operands)[1:], op.attributes["map"]).result
-            elif name == "affine.store":
-                affine.AffineVectorStoreOp(as_vector(op.operands[0]), op.operands[1],
+        if name == "affine.store":
+            replaced.append(op)
+            with ir.InsertionPoint(op.operation), op.location:
+                affine.AffineVectorStoreOp(as_vector(op.operands[0], op), op.operands[1],
                                            list(op.operands)[2:], op.attributes["map"])
-            else:
-                attributes = {a: op.attributes[a] for a in op.attributes}
-                vectors[op.results[0]] = ir.Operation.create(
-                    name, results=[vtype], operands=[as_vector(v) for v in op.operands],
-                    attributes=attributes).results[0]
-    _erase_scalar_ops(loop, vectors)
-
-
-def _erase_scalar_ops(loop, vectors) -> None:
-    """Erases the scalar ops the vector ones replace (last first: users before defs)."""
-    new = set(vectors.values())
-    for op in reversed(body_ops(loop)):
-        name = op.operation.name
-        if name in ("affine.vector_load", "affine.vector_store"):
-            continue
-        if op.results and op.results[0] in new:
-            continue
+        elif op.results and op.results[0] in varying:
+            replaced.append(op)
+            with ir.InsertionPoint(op.operation), op.location:
+                vectors[op.results[0]] = _vector_form(op, vtype, as_vector)
+    for op in reversed(replaced):   # users before their definitions
         op.operation.erase()
+
+
+def _vector_form(op, vtype, as_vector) -> ir.Value:
+    name = op.operation.name
+    if name == "affine.load":
+        return affine.AffineVectorLoadOp(
+            vtype, op.operands[0], list(op.operands)[1:], op.attributes["map"]).result
+    operands = list(op.operands)
+    # A select's scalar condition picks whole vectors; every other operand is a vector.
+    first = 1 if name == "arith.select" else 0
+    operands[first:] = [as_vector(v, op) for v in operands[first:]]
+    attributes = {a: op.attributes[a] for a in op.attributes}
+    return ir.Operation.create(name, results=[vtype], operands=operands,
+                               attributes=attributes).results[0]

@@ -58,6 +58,8 @@ from .index_width import widen_index
 from .private_bytes import i8_private_tiles_as_i32
 from .nontemporal import mark_nontemporal, store_flags
 from .opencl_std import calls_to_stand_ins, patch_placeholders, stand_ins_as_placeholders
+from .erf import expand_f32_erf
+from .selects import splat_select_conditions
 from .tanh import expand_f32_tanh
 
 # What the module may use; spirv-update-vce then declares only what it does use.
@@ -199,6 +201,8 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
             saturate_float_to_int(func)
             expand_trunc(func)
             expand_f32_tanh(func)
+            expand_f32_erf(func)
+            splat_select_conditions(func)
         atomics_as_compare_exchange_loops(module)
         check_no_fp8(module)
         _run(module, CLEANUP, "clean-up after flattening")

@@ -51,7 +51,48 @@ def _lane_combine(op, inputs, axis) -> bool:
     if axis != len(shape) - 1 or shape[axis] % LANES or shape[axis] < 2 * LANES:
         return False
     body = [o.operation for o in op.regions[0].blocks[0].operations]
-    return len(body) == 2 and body[0].name in _LANE_COMBINES
+    return len(body) == 2 and body[0].name in _LANE_COMBINES or \
+        _where_extreme(op.regions[0].blocks[0]) is not None
+
+
+# arith.cmpf / arith.cmpi predicates: the comparison that picks the first operand.
+_PICKS_FIRST = {("arith.cmpf", 2): "arith.maximumf", ("arith.cmpf", 4): "arith.minimumf",
+                ("arith.cmpi", 4): "arith.maxsi", ("arith.cmpi", 2): "arith.minsi",
+                ("arith.cmpi", 8): "arith.maxui", ("arith.cmpi", 6): "arith.minui"}
+_CMPF_UNE = 13
+
+
+def _where_extreme(combine: ir.Block) -> str | None:
+    """The one arith op equal to a maximum or minimum written as a select, else None:
+    `where(a > b, a, b)` (maxsi/maxui on integers), and on floats Inductor's
+    `where(a > b | a != a, a, b)` (triton_helpers.maximum/minimum, its max2/min2),
+    which propagates NaN as arith.maximumf/minimumf do (a NaN `a` is picked by the
+    second test, a NaN `b` by the first failing). Only the sign of a zero tie may
+    differ (`a` or `b` against -0 < +0), as in any reordered reduction."""
+    args = list(combine.arguments)
+    ops = [o.operation for o in combine.operations]
+    if len(args) != 2 or args[0].type != args[1].type or len(ops) not in (3, 5):
+        return None
+    select, ret = ops[-2], ops[-1]
+    if select.name != "arith.select" or list(ret.operands) != [select.result] or \
+            list(select.operands)[1:] != args:
+        return None
+    compare = ops[0]
+    if compare.name not in ("arith.cmpf", "arith.cmpi") or list(compare.operands) != args:
+        return None
+    found = _PICKS_FIRST.get((compare.name, ir.IntegerAttr(compare.attributes["predicate"]).value))
+    if found is None:
+        return None
+    if len(ops) == 3:   # a bare select: NaNs would not propagate
+        return found if compare.name == "arith.cmpi" and select.operands[0] == compare.result \
+            else None
+    is_nan, either = ops[1], ops[2]
+    nan_test = is_nan.name == "arith.cmpf" and list(is_nan.operands) == [args[0], args[0]] and \
+        ir.IntegerAttr(is_nan.attributes["predicate"]).value == _CMPF_UNE
+    joined = either.name == "arith.ori" and \
+        set(either.operands) == {compare.result, is_nan.result} and \
+        select.operands[0] == either.result
+    return found if compare.name == "arith.cmpf" and nan_test and joined else None
 
 
 def _reduce_in_lanes(conv, op, value: ir.Value, axis: int) -> ir.Value:
@@ -105,6 +146,14 @@ def _reduce_into(conv, op, inputs, inits, axis, rank):
         *[b.element_type(v.type) for v in inputs + inits])
     elements, accs = list(block.arguments)[:count], list(block.arguments)[count:]
     combine = op.regions[0].blocks[0]
+    extreme = _where_extreme(combine)
+    if extreme is not None:
+        # One op the memref-stage rewrites know (register blocking, vectors), rather
+        # than a compare, an or and a select on i1s, which they leave scalar.
+        with ir.InsertionPoint(block), op.location:
+            linalg.YieldOp([ir.Operation.create(extreme, results=[accs[0].type],
+                                                operands=[accs[0], elements[0]]).result])
+        return list(generic.results)
     skip_nans = _is_arg_min_max(combine)
     with ir.InsertionPoint(block):
         # combine(acc..., element...): the accumulated values come first.
