@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from ..ir_helpers import named, position_in_block as _position, remap_operands, root_buffer
+from ..ir_helpers import named, block_order as _position, remap_operands, root_buffer
 from .affine_nests import (VIEW_OPS, ancestor_in, body_ops, constant_extent, induction_var,
                            is_alloc, op_of, owner)
 
