@@ -84,13 +84,13 @@ def run(size: int, count: int):
 def stage_seconds(kernel) -> dict:
     """Each stage's seconds summed over the configs the autotuner compiled."""
     total: dict[str, float] = {}
-    for compiled in _compiled_kernels(kernel):
+    for compiled in compiled_kernels(kernel):
         for stage, s in compiled.metadata._asdict().get("stage_seconds", {}).items():
             total[stage] = total.get(stage, 0.0) + s
     return total
 
 
-def _compiled_kernels(kernel):
+def compiled_kernels(kernel):
     jit = kernel.fn
     for per_device in jit.device_caches.values():
         yield from per_device[0].values()

@@ -23,6 +23,7 @@ Kernels compile in-process (`compile_threads = 1`) for both backends.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import statistics
@@ -112,9 +113,9 @@ def _elementwise_cases(quick: bool) -> list[ModelCase]:
     y = torch.randn(rows, cols)
     return [
         ModelCase(f"gelu(layer_norm(x))*2 {rows}x{cols}", lambda: gelu_layer_norm(x, weight, bias),
-                  lambda compile: (lambda fn=compile(gelu_layer_norm): fn(x, weight, bias))),
+                  lambda compile: functools.partial(compile(gelu_layer_norm), x, weight, bias)),
         ModelCase(f"softmax(x*0.5) {rows}x{cols}", lambda: softmax_scaled(y),
-                  lambda compile: (lambda fn=compile(softmax_scaled): fn(y)), 1e-5, 1e-4),
+                  lambda compile: functools.partial(compile(softmax_scaled), y), 1e-5, 1e-4),
     ]
 
 
