@@ -64,7 +64,7 @@ def bare_opencl_launch_ms(count: int) -> float:
     return median_call_ms(launch, count)
 
 
-def _run_json(args, env_extra, timeout=600) -> dict:
+def run_json(args, env_extra, timeout=600) -> dict:
     env = dict(os.environ, **env_extra)
     # The child imports this checkout's packages too (see run.py).
     env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(HERE), env.get("PYTHONPATH")) if p)
@@ -78,7 +78,7 @@ def _run_json(args, env_extra, timeout=600) -> dict:
 def interpreter_ms(case: str, size, scale: float):
     """Triton's interpreter (TRITON_INTERPRET=1) on a smaller size, scaled to the full one."""
     try:
-        result = _run_json([os.path.join(HERE, "interpret.py"), case, str(size)],
+        result = run_json([os.path.join(HERE, "interpret.py"), case, str(size)],
                            {"TRITON_INTERPRET": "1"})
     except Exception as err:
         return f"failed: {err}"
@@ -91,7 +91,7 @@ def tinygrad_ms(case: str, size):
         import importlib.util
         if importlib.util.find_spec("tinygrad") is None:
             return "not installed"
-        result = _run_json([os.path.join(HERE, "tinygrad_peer.py"), case, str(size)], {"DEV": "CL"})
+        result = run_json([os.path.join(HERE, "tinygrad_peer.py"), case, str(size)], {"DEV": "CL"})
     except Exception as err:
         return f"failed: {err}"
     return result["ms"]
@@ -107,10 +107,10 @@ def compile_latency_s():
     from launcher.file_memo import SUBDIRECTORY
     with tempfile.TemporaryDirectory() as cache:
         env = {"TRITON_CACHE_DIR": cache}
-        cold = _run_json([os.path.join(HERE, "first_launch.py")], env)
-        warm = _run_json([os.path.join(HERE, "first_launch.py")], env)["s"]
+        cold = run_json([os.path.join(HERE, "first_launch.py")], env)
+        warm = run_json([os.path.join(HERE, "first_launch.py")], env)["s"]
         for entry in os.listdir(cache):
             if entry != SUBDIRECTORY:
                 shutil.rmtree(os.path.join(cache, entry))
-        new_kernel = _run_json([os.path.join(HERE, "first_launch.py")], env)["s"]
+        new_kernel = run_json([os.path.join(HERE, "first_launch.py")], env)["s"]
     return cold["s"], warm, new_kernel, cold.get("stages", {})

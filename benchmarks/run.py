@@ -9,8 +9,10 @@ torch eager on the CPU (same thread count), a memory-bandwidth reference (a larg
 Triton's interpreter (`TRITON_INTERPRET=1`, on a smaller size, scaled), tinygrad on the
 same OpenCL device (`DEV=CL`) and XLA on the CPU (JAX) where installed. A second table times
 the CPU-shaped and GPU-shaped versions of three kernels on the same device (shapes.py;
-`--no-shapes` skips it). Nothing here is a
-test: CI does not time anything.
+`--no-shapes` skips it). The compiled-model cases (compiled_models.py) time torch.compile
+through our backend next to Inductor's C++ backend and eager, with each backend's cold
+compile time; `autotune_compile` times a 32-config GEMM autotune's compiles
+(autotune_gemm.py). Nothing here is a test: CI does not time anything.
 """
 from __future__ import annotations
 
@@ -24,9 +26,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # another checkout): the suite measures the code it sits in.
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
+import autotune_gemm  # noqa: E402
 import cases  # noqa: E402
+import compiled_models  # noqa: E402
 import peers  # noqa: E402
 import shapes  # noqa: E402
+
+# The kernels' cases, the compiled models' (ours, Inductor's C++ backend and eager, with
+# each backend's compile time) and the compile time of a 32-config GEMM autotune.
+CASES = {**cases.CASES, **compiled_models.CASES, "autotune_compile": autotune_gemm.compile_case}
 
 
 def _format_row(result: dict) -> str:
@@ -41,6 +49,12 @@ def _format_row(result: dict) -> str:
     if "launcher_only_us" in result:  # launch overhead: our launcher without Triton's dispatch
         cells.append(f"launcher alone (CompiledKernel.run): {result['launcher_only_us']:.1f} us")
         cells.append(f"Triton's dispatch alone (warmup=True): {result['dispatch_only_us']:.1f} us")
+    if "compile_s" in result:  # compiled models: each backend's cold compile
+        ours_s, cpp_s = result["compile_s"]["triton"], result["compile_s"]["cpp"]
+        cells.append(f"compile: ours {ours_s:.2f} s, inductor cpp {cpp_s:.2f} s (ours/cpp {ours_s / cpp_s:.2f})")
+    if "per_config_s" in result:  # autotune compile: per config and per stage
+        stages = ", ".join(f"{stage} {s:.2f}" for stage, s in result["stage_seconds"].items())
+        cells.append(f"per config {result['per_config_s']:.2f} s; stages summed (s): {stages}")
     if "warm_s" in result:  # compile latency: the cold compile is the row, then the warm start
         cells.append(f"warm start (new process, cache hit): {result['warm_s']:.2f} s")
         cells.append(f"new kernel (start-up memos kept): {result['new_kernel_s']:.2f} s")
@@ -58,17 +72,17 @@ def main(argv=None) -> int:
     parser.add_argument("--no-shapes", dest="shapes", action="store_false",
                         help="skip the second table: CPU-shaped vs GPU-shaped kernels (shapes.py)")
     args = parser.parse_args(argv)
-    wanted = [c for c in args.cases.split(",") if c] or list(cases.CASES)
-    unknown = set(wanted) - set(cases.CASES)
+    wanted = [c for c in args.cases.split(",") if c] or list(CASES)
+    unknown = set(wanted) - set(CASES)
     if unknown:
-        parser.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(cases.CASES)}")
+        parser.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(CASES)}")
     results = {"environment": peers.environment(), "cases": []}
     bandwidth = peers.copy_bandwidth(quick=args.quick)
     results["copy_bandwidth_gbps"] = bandwidth
     print(f"copy bandwidth reference: {bandwidth:.1f} GB/s")
     for name in wanted:
         try:
-            result = cases.CASES[name](quick=args.quick)
+            result = CASES[name](quick=args.quick)
         except Exception as err:  # one broken case must not hide the others
             print(f"{name:<24}  failed: {type(err).__name__}: {str(err).splitlines()[0]}")
             results["cases"].append({"case": name, "error": f"{type(err).__name__}: {err}"})

@@ -193,6 +193,10 @@ class KernelEmitter:
         self.vector_index: Expr = 0                     # of the last vector access
         self.statement_writes: _StatementWrites | None = None  # computed when needed
         self.bounds: BoundsChecks | None = None
+        # What the kernel-wide questions below ask of every op, gathered in one walk:
+        # asking each of them with its own walk made a kernel's cost a multiple of its
+        # size per question.
+        self.inventory = _Inventory(func_op)
         if bounds_check:
             self.bounds = BoundsChecks(self)
             for reserved in BOUNDS_HELPER_NAMES:
@@ -222,11 +226,10 @@ class KernelEmitter:
         return kernel
 
     def _uses_collectives(self) -> bool:
-        return any(op.operation.name == "gpu.all_reduce" for op in walk(self.func.regions[0]))
+        return "gpu.all_reduce" in self.inventory.op_names
 
     def _uses_sub_groups(self) -> bool:
-        return any(op.operation.name in collectives.SUB_GROUP_OPS
-                   for op in walk(self.func.regions[0]))
+        return not self.inventory.op_names.isdisjoint(collectives.SUB_GROUP_OPS)
 
     def _flat_memory(self) -> int:
         """How many flat memory buffers (tt.int_to_ptr) follow the kernel's own parameters."""
@@ -314,17 +317,11 @@ class KernelEmitter:
         parts.append(kernel)
         return "\n\n".join(parts) + "\n"
 
-    def _value_types(self) -> list[str]:
-        values = list(self.func.regions[0].blocks[0].arguments)
-        for op in walk(self.func.regions[0]):
-            values += list(op.results)
-        return [str(v.type) for v in values]
-
     def _uses_16_bit_floats(self) -> bool:
-        return any("f16" in t for t in self._value_types())  # f16, bf16, vectors, memrefs
+        return any("f16" in t for t in self.inventory.value_types())  # f16, bf16, vectors, memrefs
 
     def _uses_fp8(self) -> bool:
-        return any("f8E" in t for t in self._value_types())
+        return any("f8E" in t for t in self.inventory.value_types())
 
     # ------------------------------------------------------------ declarations
 
@@ -368,8 +365,8 @@ class KernelEmitter:
         """Hoist every alloc (wherever it sits) to a kernel-scope `__local` array;
         OpenCL only allows `__local` declarations there."""
         total = 0
-        writers = _writers(self.func)
-        for op in walk(self.func.regions[0]):
+        writers = _writers(self.inventory.ops)
+        for op in self.inventory.ops:
             if op.operation.name not in ("memref.alloc", "memref.alloca"):
                 continue
             mt = ir.MemRefType(op.results[0].type)
@@ -584,10 +581,30 @@ class KernelEmitter:
 # Ops that write a memref operand, by operand position.
 _WRITES = {"memref.store": 1, "vector.store": 1, "vector.transfer_write": 1,
            "memref.copy": 1}
-def _writers(func_op) -> dict[ir.Value, list]:
-    """Per buffer, the ops that write it, in program order."""
+class _Inventory:
+    """The kernel's ops in program order (nested ones included) and their names, from
+    one walk; the printer reads the IR and never changes it, so they stay true."""
+
+    def __init__(self, func_op: ir.OpView):
+        self.func = func_op
+        self.ops = list(walk(func_op.regions[0]))
+        self.op_names = {op.operation.name for op in self.ops}
+        self._value_types: list[str] | None = None
+
+    def value_types(self) -> list[str]:
+        """The types of the kernel's arguments and of every op result, as text."""
+        if self._value_types is None:
+            values = list(self.func.regions[0].blocks[0].arguments)
+            for op in self.ops:
+                values += list(op.results)
+            self._value_types = [str(v.type) for v in values]
+        return self._value_types
+
+
+def _writers(ops: list) -> dict[ir.Value, list]:
+    """Per buffer, the ops of `ops` that write it, in program order."""
     found: dict[ir.Value, list] = {}
-    for op in walk(func_op.regions[0]):
+    for op in ops:
         position = _WRITES.get(op.operation.name)
         if position is not None:
             found.setdefault(root_buffer(op.operands[position]), []).append(op)

@@ -4,6 +4,8 @@ memref-stage rewrites, the emitter and the HLO frontend share them without impor
 each other."""
 from __future__ import annotations
 
+import functools
+
 from mlir import ir
 
 # Ops that give another view of the same buffer.
@@ -30,12 +32,41 @@ def root_buffer(memref: ir.Value) -> ir.Value:
 
 
 def position_in_block(op) -> int:
-    """The index of `op` among the ops of its block."""
+    """The index of `op` among the ops of its block: a walk over the block, so callers
+    that only order ops of one block use `block_order` instead."""
     op = op_of(op)
     for i, other in enumerate(op.block.operations):
         if op_of(other) == op:
             return i
     raise ValueError("op is not in its block")
+
+
+@functools.total_ordering
+class BlockOrder:
+    """A sort key that orders ops of one block as they stand in it. MLIR numbers a
+    block's ops once and keeps the numbers until the block changes, so a comparison
+    costs O(1) where `position_in_block` walks the block: sorting the ops of a large
+    block by position would cost O(n^2)."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op):
+        self.op = op_of(op)
+
+    def __eq__(self, other) -> bool:
+        return self.op == other.op
+
+    def __lt__(self, other) -> bool:
+        if self.op.block != other.op.block:  # as position_in_block compares them
+            return position_in_block(self.op) < position_in_block(other.op)
+        return self.op != other.op and self.op.is_before_in_block(other.op)
+
+    __hash__ = None  # a key to compare, not to keep
+
+
+def block_order(op) -> BlockOrder:
+    """`op`'s place in its block, comparable with other ops' of the same block."""
+    return BlockOrder(op)
 
 
 def named(name: str, loc: ir.Location | None = None) -> ir.Location:

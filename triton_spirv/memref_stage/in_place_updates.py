@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..ir_helpers import position_in_block as _position
+from ..ir_helpers import block_order as _position
 from .affine_nests import (access_width, ancestor_in, is_alloc, is_nested_in, kernel_ops,
                            memory_access, op_of, users_through_views, whole_tile_steps)
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from ..ir_helpers import named, position_in_block as _position, remap_operands, root_buffer
+from ..ir_helpers import named, block_order as _position, remap_operands, root_buffer
 from .affine_nests import (VIEW_OPS, ancestor_in, body_ops, constant_extent, induction_var,
                            is_alloc, op_of, owner)
 
@@ -106,12 +106,13 @@ def _static_shape(value: ir.Value) -> list[int]:
 
 def _uses_in(value: ir.Value, block: ir.Block) -> list:
     """The ops of `block` that use `value` (directly or inside their regions), in order."""
-    found = []
+    found, seen = [], set()  # a set: a tile may have hundreds of uses
     for use in value.uses:
         top = ancestor_in(use.owner, block)
         if top is None:
             return None
-        if top not in found:
+        if op_of(top) not in seen:
+            seen.add(op_of(top))
             found.append(top)
     return sorted(found, key=_position)
 
