@@ -20,9 +20,23 @@ import compiled_models  # noqa: E402
 sys.path.remove(BENCHMARKS)
 
 CASE_NAMES = [case.name for case in compiled_models.model_cases(quick=True)]
+# Each case compiles a model twice (ours and Inductor's C++ backend), about a minute per
+# case on two cores: the first runs by default, every one with -m slow or
+# BENCHMARKS_SLOW=1 (test_torch_compile.py checks the models' results on each device).
+CASES = [pytest.param(index, id=name, marks=() if index == 0 else pytest.mark.slow)
+         for index, name in enumerate(CASE_NAMES)]
 
 
-@pytest.mark.parametrize("index", range(len(CASE_NAMES)), ids=CASE_NAMES)
+@pytest.fixture(autouse=True)
+def skip_slow_unless_selected(request):
+    if request.node.get_closest_marker("slow") is None:
+        return
+    expression = request.config.getoption("-m") or ""
+    if os.environ.get("BENCHMARKS_SLOW") != "1" and ("slow" not in expression or "not slow" in expression):
+        pytest.skip("slow benchmark case: select with -m slow or BENCHMARKS_SLOW=1")
+
+
+@pytest.mark.parametrize("index", CASES)
 def test_quick_case_matches_eager_and_reports_finite_times(index):
     # measure() compares each backend's first result with eager's (check_close) before
     # it times anything: a wrong result raises here.
