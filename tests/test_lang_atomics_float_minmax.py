@@ -182,3 +182,26 @@ def test_constant_blocks(constant, op, block):
         expected[i] = reference_extreme(op, np.array([expected[i], value]))
     np.testing.assert_array_equal(bits(out), expected)
     np.testing.assert_array_equal(bits(old), bits(initial)[:n])
+
+
+def test_float64_atomics_need_the_int64_atomics_extensions():
+    """64-bit atomics on a device without cl_khr_int64_*_atomics: a clear compile error
+    naming the kernel and the line, not an OpenCL build log."""
+    from dataclasses import replace
+
+    from triton_spirv.stages import memref_to_opencl
+    from triton_spirv.target import NO_DEVICE, MissingDeviceFeature, check_kernel_fits
+
+    def emitted(dtype):
+        out, val = torch.zeros(4, dtype=dtype), torch.ones(4, dtype=dtype)
+        idx, old = torch.arange(4, dtype=torch.int32), torch.zeros(4, dtype=dtype)
+        compiled = block_kernel[(1,)](out, val, idx, old, 4, OP="max", BLOCK=4)
+        return memref_to_opencl(compiled.asm["memref"])
+
+    without = replace(NO_DEVICE, int64_atomics=False)
+    check_kernel_fits(emitted(torch.float32), without)
+    with pytest.raises(MissingDeviceFeature,
+                       match=r"kernel 'block_kernel' has 64-bit atomics "
+                             r"\(test_lang_atomics_float_minmax.py:\d+.*cl_khr_int64_base_atomics"):
+        check_kernel_fits(emitted(torch.float64), without)
+    check_kernel_fits(emitted(torch.float64), NO_DEVICE)
