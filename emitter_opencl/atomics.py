@@ -3,7 +3,9 @@
 - `memref.atomic_rmw` on 32-bit integers of a global or local buffer: the OpenCL 1.2
   builtin (`atomic_add`, `atomic_max`, ... on `volatile int*` / `uint*` for the unsigned
   kinds, `atomic_xchg` also for float). On 64-bit integers the `atom_*` builtins of
-  cl_khr_int64_base_atomics / cl_khr_int64_extended_atomics (the device must have them).
+  cl_khr_int64_base_atomics / cl_khr_int64_extended_atomics (a device without them
+  rejects the kernel at compile time: `EmittedKernel.int64_atomics_line`,
+  triton_spirv/target.py's check_kernel_fits).
   Every other kind/type (float add/max/min/mul, integer mul, f64) is a compare-exchange
   loop on the bit pattern (`atomic_cmpxchg`, `atom_cmpxchg` for 64 bits).
 - `memref.generic_atomic_rmw`: a compare-exchange loop around the region body: the block
@@ -25,6 +27,7 @@ from . import fp8
 from .control_flow import Target
 from .memory import pointer as _pointer
 from .errors import error_at
+from .locations import real_source_line
 
 # memref.atomic_rmw kind (arith::AtomicRMWKind) -> name
 _KIND = {0: "addf", 1: "addi", 2: "andi", 3: "assign", 4: "maximumf", 5: "maxnumf",
@@ -76,9 +79,18 @@ def _from_bits(kind: str, text: str) -> str:
     return f"as_{T}({text})" if ct.is_float(kind) else f"({T}){text}"
 
 
-def _prefix(emitter, kind: str) -> str:
+def _needs_int64_atomics(emitter, op) -> None:
+    """The extension pragmas, and the first source line that needs them (the compiler
+    rejects the kernel on a device without the extensions, naming that line)."""
+    emitter.helpers.need(_INT64_PRAGMA)
+    if not emitter.int64_atomics_line:
+        line = real_source_line(op.location)
+        emitter.int64_atomics_line = line.short if line is not None else "(line unknown)"
+
+
+def _prefix(emitter, op, kind: str) -> str:
     if ct.BIT_WIDTH[kind] == 64:
-        emitter.helpers.need(_INT64_PRAGMA)
+        _needs_int64_atomics(emitter, op)
         return "atom_"
     return "atomic_"
 
@@ -94,7 +106,7 @@ def atomic_rmw(emitter, op) -> None:
     if builtin is not None and (ct.is_int(kind) or (kind == "f32" and kind_name == "assign")):
         name, unsigned = builtin
         ctype = (ct.UNSIGNED_CTYPE[kind] if unsigned else T) if ct.is_int(kind) else T
-        call = (f"{_prefix(emitter, kind) if ct.is_int(kind) else 'atomic_'}{name}("
+        call = (f"{_prefix(emitter, op, kind) if ct.is_int(kind) else 'atomic_'}{name}("
                 f"(volatile {space} {ctype}*)({pointer}), ({ctype}){value})")
         emitter.define(op, op.results[0], call if ctype == T else f"({T}){call}", T,
                        role="old")
@@ -197,7 +209,7 @@ def _cas_loop(emitter, op, kind: str, space: str, pointer: str, new_value) -> No
     U = word.bits
     cmpxchg = "atomic_cmpxchg" if U == "uint" else "atom_cmpxchg"
     if U == "ulong":
-        emitter.helpers.need(_INT64_PRAGMA)
+        _needs_int64_atomics(emitter, op)
     result = emitter.names.fresh("old")
     p = emitter.names.fresh("atomic_word" if word.narrow else "atomic_ptr")
     expected = emitter.names.fresh("expected")

@@ -86,6 +86,9 @@ class EmittedKernel:
     # Kernels that call sub-group functions (collectives.py): built with the OpenCL C
     # version in which the target has them.
     sub_group_functions: bool = False
+    # Kernels with 64-bit atomics (cl_khr_int64_base_atomics / _extended_atomics): the
+    # source line of the first, for the error on devices without them; "" when none.
+    int64_atomics_line: str = ""
 
 
 def emit_opencl(module: ir.Module, bounds_check: bool = False) -> EmittedKernel:
@@ -188,6 +191,7 @@ class KernelEmitter:
         self.local_tiles: list[LocalTile] = []
         self.targets: list[list[Target]] = []           # for scf.yield / scf.condition
         self.last_source: SourceLine | None = None
+        self.int64_atomics_line = ""                   # see EmittedKernel
         self.loop_depth = 0                             # scf.for nesting, for i, j, k
         self.current_op = None                          # the op being printed
         self.vector_index: Expr = 0                     # of the last vector access
@@ -223,6 +227,7 @@ class KernelEmitter:
         kernel.program_loop = "opencl.program_loop" in self.func.attributes
         kernel.work_group_collectives = self._uses_collectives()
         kernel.sub_group_functions = self._uses_sub_groups()
+        kernel.int64_atomics_line = self.int64_atomics_line
         return kernel
 
     def _uses_collectives(self) -> bool:

@@ -34,7 +34,8 @@ not those quirks (to check whether a new driver version still needs a workaround
 different description, so a different cache key).
 
 Compile-time checks use it: a kernel whose `__local` tiles exceed the target's local
-memory, or whose work-group exceeds its work-group size, fails at compile time
+memory, or whose work-group exceeds its work-group size, or that has 64-bit atomics on a
+device without cl_khr_int64_base/extended_atomics, fails at compile time
 (`check_kernel_fits`).
 """
 from __future__ import annotations
@@ -74,6 +75,9 @@ class TargetDescription:
     # The `-cl-std` value under which the device compiles OpenCL C's sub-group
     # functions (get_sub_group_id, sub_group_reduce_add, ...); "" without.
     sub_group_functions: str = ""
+    # cl_khr_int64_base_atomics and cl_khr_int64_extended_atomics: atomics on 64-bit
+    # elements (integers, and f64 through compare-exchange loops on their bits).
+    int64_atomics: bool = True
     # The OpenCL implementation and its version ("pocl", "3.1"; launcher.device_runtime),
     # and the names of its quirks (QUIRKS) that the compiler works around.
     runtime: str = ""
@@ -336,9 +340,13 @@ def describe_device(device) -> TargetDescription:
         driver_version=d.driver_version.strip(),
         work_group_collectives=_collectives_std(cl, d),
         sub_group_functions=_sub_groups_std(cl, d, extensions),
+        int64_atomics=_INT64_ATOMICS <= extensions,
         runtime=runtime, runtime_version=version)
     return replace(description, quirks=device_quirks(description.runtime,
                                                      description.runtime_version))
+
+
+_INT64_ATOMICS = {"cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"}
 
 
 def _device_type(cl, bits: int) -> str:
@@ -458,12 +466,22 @@ def _compiled_sub_group_size(cl, device) -> tuple[int, ...]:
 # Compile-time limits
 
 
+class MissingDeviceFeature(Exception):
+    """A kernel needs what the target device does not have (an OpenCL extension)."""
+
+
 def check_kernel_fits(kernel, target: TargetDescription) -> None:
     """Raise Triton's OutOfResources (GridError without Triton) when an emitted kernel
     (emitter_opencl.EmittedKernel) needs more `__local` memory or a larger work-group
     than `target` has, naming the kernel, the limit and the biggest tiles with the
-    source line that made each."""
+    source line that made each; MissingDeviceFeature when it has 64-bit atomics and the
+    target lacks their extensions."""
     from launcher.resources import limit_error
+    if kernel.int64_atomics_line and not target.int64_atomics:
+        raise MissingDeviceFeature(
+            f"kernel '{kernel.name}' has 64-bit atomics ({kernel.int64_atomics_line}: "
+            f"int64/uint64/float64 elements) but {target.summary()} lacks "
+            f"{' and '.join(sorted(_INT64_ATOMICS))}")
     x, y, z = kernel.local_size
     if x * y * z > target.max_work_group_size:
         raise limit_error(x * y * z, target.max_work_group_size, "threads", kernel.name,

@@ -153,15 +153,40 @@ def pointer_bitcast(conv, op):
     elem = ir.MemRefType(src.buffer.type).element_type
     if pointee != elem:
         # Triton's float atomic_max/min go through integer pointers: allowed when the
-        # only users are atomics (atomics.py works on the bit patterns).
+        # pointers reach nothing but atomics (atomics.py works on the bit patterns).
         same_width = b.is_integer(pointee) and isinstance(elem, ir.FloatType) and \
             b.int_width(pointee) == ir.FloatType(elem).width
-        users = [u.owner.name for u in op.results[0].uses]
-        if not same_width or any(u not in ("tt.atomic_rmw", "tt.atomic_cas") for u in users):
+        derived = _pointers_reaching_atomics(op.results[0])
+        if not same_width or derived is None:
             raise conv.error(op, f"reinterpreting a {elem} buffer as {pointee} elements is "
                                  f"not supported")
-        conv.reinterpreted[op.results[0]] = pointee
+        for pointer in derived:
+            conv.reinterpreted[pointer] = pointee
     conv.set(op.results[0], src)
+
+
+# Ops that derive pointers from the pointer in operand 0 without touching memory.
+# Canonicalization moves a pointer bitcast above them (bitcast(splat p) -> splat(bitcast
+# p)), so a reinterpreted pointer can reach its atomics through them.
+_POINTER_DERIVING = ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
+                     "tt.trans", "tt.addptr", "ttg.convert_layout")
+_ATOMICS = ("tt.atomic_rmw", "tt.atomic_cas")
+
+
+def _pointers_reaching_atomics(root: ir.Value):
+    """`root` and every pointer derived from it, or None when one of them is used by
+    anything but an atomic (as its pointer) or a pointer-deriving op."""
+    found, pending = [], [root]
+    while pending:
+        pointer = pending.pop()
+        found.append(pointer)
+        for use in pointer.uses:
+            name = use.owner.name
+            if use.operand_number != 0 or name not in _ATOMICS + _POINTER_DERIVING:
+                return None
+            if name in _POINTER_DERIVING:
+                pending.extend(use.owner.results)
+    return found
 
 
 def _float_kind(t) -> str:
