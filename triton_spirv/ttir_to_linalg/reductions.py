@@ -120,10 +120,13 @@ _BYTE_COMBINES = {"arith.andi", "arith.ori", "arith.xori"}
 
 def _bitwise_of_bits(op, inputs) -> str | None:
     """The combine op of a lane reduction of one i1 tensor by a bitwise op, else None."""
-    body = [o.operation for o in op.regions[0].blocks[0].operations]
+    combine = op.regions[0].blocks[0]
+    body = [o.operation for o in combine.operations]
     elem = b.element_type(inputs[0].type) if len(inputs) == 1 else None
     if not isinstance(elem, ir.IntegerType) or elem.width != 1 or \
-            body[0].name not in _BYTE_COMBINES:
+            body[0].name not in _BYTE_COMBINES or \
+            set(body[0].operands) != set(combine.arguments) or \
+            list(body[1].operands) != [body[0].result]:
         return None
     return body[0].name
 
