@@ -14,8 +14,11 @@ gives it WIDTH-wide vectors (GPU_WIDTH on GPU shapes, see below): `affine.vector
 whose last index is the loop's induction variable (unit stride), the same arith/math ops
 on vectors, `vector.broadcast` for loop-invariant scalars. Loads that do not move with the
 loop and the arith/math on them stay scalar (Inductor's 2-D tiles: `x[i, j] - mean[i]`
-in the loop on `j`). A loop is rewritten only when its extent is a multiple of WIDTH,
-every moving value is f32 and made by one of those ops, every store is unit-stride
+in the loop on `j`). Flags move too: compares of moving f32 values, `&`/`|`/`^` of
+them and their zero-extensions (_FLAG_OPS), stored as bytes for the i8 reductions of
+Inductor's `any` (ttir_to_linalg/reductions.py). A loop is rewritten only when its
+extent is a multiple of WIDTH, every moving value is f32 or such a flag and made by one
+of those ops, every loaded moving value is f32, every store is unit-stride
 (an invariant value stored is broadcast), and each buffer it stores to is read in it at
 the same index only (so no
 iteration reads what another writes); anything else is left as it was.
@@ -85,7 +88,7 @@ def _varying_values(loop, width: int) -> set | None:
 
     Values that move are f32 and come from unit-stride loads along the loop or from
     the elementwise ops of _ELEMENTWISE (and `arith.select` on a condition that does
-    not move) over them; everything else in the body is loop-invariant arith/math,
+    not move) over them, or are flags of _FLAG_OPS (stored as i8); everything else in the body is loop-invariant arith/math,
     which stays scalar: a row's statistic in `x[i, j] - mean[i]` over the loop on `j`
     (the `[:, None]` broadcasts of a 2-D tile) is loaded and computed once per
     iteration and broadcast. Every store is unit-stride (an invariant value it writes is
