@@ -100,15 +100,23 @@ module {
 }
 // -----
 
-// softmax(x * 0.5, -1): triton_helpers.max2's where-form maximum reduces in lanes as
-// arith.maximumf; the tail's tl.where on the row's `any` flag is a select of whole
+// softmax(x * 0.5, -1): the NaN/inf flags of `any` are computed on vectors and stored
+// as bytes, which the `any` reduces in lanes with arith.ori on vector<16xi8>;
+// triton_helpers.max2's where-form maximum reduces in lanes as arith.maximumf; the
+// tail's tl.where on the row's `any` flag (a byte, truncated) is a select of whole
 // vectors on a scalar condition, then exp on vectors.
 // CHECK-LABEL: func.func @triton_per_fused__softmax_abs_all_amax_eq_mul_ne_sub_0
+// CHECK:           arith.cmpf une, {{.*}} : vector<16xf32>
+// CHECK:           %[[BAD:.*]] = arith.extui %{{.*}} : vector<16xi1> to vector<16xi8>
+// CHECK-NEXT:      vector.store %[[BAD]], %{{.*}} : memref<8x64x16xi8>, vector<16xi8>
+// CHECK:       scf.for {{.*}} iter_args
+// CHECK:         arith.ori {{.*}} : vector<16xi8>
 // CHECK:       scf.for {{.*}} iter_args
 // CHECK:         arith.maximumf {{.*}} : vector<16xf32>
-// CHECK:           %[[FLAG:.*]] = memref.load %{{.*}}[%{{.*}}, %c0] : memref<8x1xi1>
+// CHECK:           %[[BYTE:.*]] = memref.load %{{.*}}[%{{.*}}, %c0] : memref<8x1xi8>
 // CHECK-NEXT:      vector.load {{.*}} : memref<8x1024xf32>, vector<16xf32>
-// CHECK:           %[[WIDE:.*]] = arith.extui %[[FLAG]] : i1 to i32
+// CHECK:           %[[FLAG:.*]] = arith.trunci %[[BYTE]] : i8 to i1
+// CHECK-NEXT:      %[[WIDE:.*]] = arith.extui %[[FLAG]] : i1 to i32
 // CHECK-NEXT:      %[[NOT:.*]] = arith.cmpi eq, %[[WIDE]], %{{.*}} : i32
 // CHECK-NEXT:      %[[PICK:.*]] = arith.select %[[NOT]], %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-NEXT:      math.exp %[[PICK]] : vector<16xf32>

@@ -14,8 +14,11 @@ gives it WIDTH-wide vectors (GPU_WIDTH on GPU shapes, see below): `affine.vector
 whose last index is the loop's induction variable (unit stride), the same arith/math ops
 on vectors, `vector.broadcast` for loop-invariant scalars. Loads that do not move with the
 loop and the arith/math on them stay scalar (Inductor's 2-D tiles: `x[i, j] - mean[i]`
-in the loop on `j`). A loop is rewritten only when its extent is a multiple of WIDTH,
-every moving value is f32 and made by one of those ops, every store is unit-stride
+in the loop on `j`). Flags move too: compares of moving f32 values, `&`/`|`/`^` of
+them and their zero-extensions (_FLAG_OPS), stored as bytes for the i8 reductions of
+Inductor's `any` (ttir_to_linalg/reductions.py). A loop is rewritten only when its
+extent is a multiple of WIDTH, every moving value is f32 or such a flag and made by one
+of those ops, every loaded moving value is f32, every store is unit-stride
 (an invariant value stored is broadcast), and each buffer it stores to is read in it at
 the same index only (so no
 iteration reads what another writes); anything else is left as it was.
@@ -68,6 +71,11 @@ def _is_f32(t: ir.Type) -> bool:
     return isinstance(t, ir.F32Type)
 
 
+def _is_stored_type(t: ir.Type, name: str) -> bool:
+    """f32 moves through loads and stores; bytes (flags widened to i8) are only stored."""
+    return _is_f32(t) or (name == "affine.store" and _is_int(8)(t))
+
+
 def _is_pure_scalar(op) -> bool:
     """An arith/math op without regions: it may stay scalar where nothing it reads
     moves with the loop."""
@@ -80,7 +88,7 @@ def _varying_values(loop, width: int) -> set | None:
 
     Values that move are f32 and come from unit-stride loads along the loop or from
     the elementwise ops of _ELEMENTWISE (and `arith.select` on a condition that does
-    not move) over them; everything else in the body is loop-invariant arith/math,
+    not move) over them, or are flags of _FLAG_OPS (stored as i8); everything else in the body is loop-invariant arith/math,
     which stays scalar: a row's statistic in `x[i, j] - mean[i]` over the loop on `j`
     (the `[:, None]` broadcasts of a 2-D tile) is loaded and computed once per
     iteration and broadcast. Every store is unit-stride (an invariant value it writes is
@@ -103,7 +111,7 @@ def _varying_values(loop, width: int) -> set | None:
             if name == "affine.load" and not any(v in varying for v in indices):
                 invariant_loads.add(buffer)
                 continue
-            if not _is_f32(value.type) or not unit_stride_last(op, first, iv) or \
+            if not _is_stored_type(value.type, name) or not unit_stride_last(op, first, iv) or \
                     any(v in varying and v != iv for v in indices):
                 return None
             key = (str(op.attributes["map"]), tuple(map(str, indices)))
@@ -128,18 +136,35 @@ def _varying_values(loop, width: int) -> set | None:
 
 def _vector_op(op, varying: set) -> bool:
     """Whether `op`, which reads a moving value, has a WIDTH-wide form: an f32 op of
-    _ELEMENTWISE, or a select between f32 values on a condition that does not move
-    (OpenCL's `c ? a : b` with a scalar `c` picks whole vectors)."""
+    _ELEMENTWISE, a select between f32 values on a condition that does not move
+    (OpenCL's `c ? a : b` with a scalar `c` picks whole vectors), or one of the ops of
+    an i1 flag stored as bytes (_FLAG_OPS: Inductor's `x != x | abs(x) == inf` before
+    an `any`, whose reduction runs on i8, ttir_to_linalg/reductions.py)."""
     name = op.operation.name
     values = list(op.operands) + list(op.results)
     if name == "arith.select":
         return op.operands[0] not in varying and all(_is_f32(v.type) for v in values[1:])
+    if name in _FLAG_OPS:
+        operands, result = _FLAG_OPS[name]
+        return all(operands(v.type) for v in op.operands) and result(op.results[0].type)
     return name in _ELEMENTWISE and all(_is_f32(v.type) for v in values)
+
+
+def _is_int(*widths: int):
+    return lambda t: isinstance(t, ir.IntegerType) and t.width in widths
+
+
+# Ops on flags: (test on every operand's type, test on the result's type). Triton
+# compares an i1 with 0 as i32 (`tmp7 == 0`: extui to i32, cmpi).
+_FLAG_OPS = {"arith.cmpf": (_is_f32, _is_int(1)), "arith.cmpi": (_is_int(1, 32), _is_int(1)),
+             "arith.andi": (_is_int(1), _is_int(1)), "arith.ori": (_is_int(1), _is_int(1)),
+             "arith.xori": (_is_int(1), _is_int(1)), "arith.extui": (_is_int(1), _is_int(8, 32))}
 
 
 def _rewrite(loop, width: int, varying: set) -> None:
     loop.attributes["step"] = ir.IntegerAttr.get(ir.IndexType.get(), width)
-    vtype = ir.VectorType.get([width], ir.F32Type.get())
+    def vtype(v):
+        return ir.VectorType.get([width], v.type)
     vectors, broadcasts, replaced = {}, {}, []
     body = loop.regions[0].blocks[0]
 
@@ -153,7 +178,7 @@ def _rewrite(loop, width: int, varying: set) -> None:
             where = op_of(user) if defining is not None and \
                 op_of(defining).block == body else loop.operation
             with ir.InsertionPoint(where), loop.location:
-                broadcasts[v] = vector.BroadcastOp(vtype, v).result
+                broadcasts[v] = vector.BroadcastOp(vtype(v), v).result
         return broadcasts[v]
 
     for op in body_ops(loop):
@@ -166,7 +191,7 @@ def _rewrite(loop, width: int, varying: set) -> None:
         elif op.results and op.results[0] in varying:
             replaced.append(op)
             with ir.InsertionPoint(op.operation), op.location:
-                vectors[op.results[0]] = _vector_form(op, vtype, as_vector)
+                vectors[op.results[0]] = _vector_form(op, vtype(op.results[0]), as_vector)
     for op in reversed(replaced):   # users before their definitions
         op.operation.erase()
 

@@ -95,7 +95,7 @@ def _where_extreme(combine: ir.Block) -> str | None:
     return found if compare.name == "arith.cmpf" and nan_test and joined else None
 
 
-def _reduce_in_lanes(conv, op, value: ir.Value, axis: int) -> ir.Value:
+def _reduce_in_lanes(conv, op, value: ir.Value, axis: int, single: str | None) -> ir.Value:
     """`value` [..., n] -> [..., LANES]: lane l combines elements l, l + LANES, ...
 
     A sequential reduction is one long dependency chain through the accumulator; in
@@ -109,14 +109,46 @@ def _reduce_in_lanes(conv, op, value: ir.Value, axis: int) -> ir.Value:
     rowed = tensor.ExpandShapeOp(split_type, value, reassociation, [], split).result
     first = _slice_along(rowed, axis, 0, 1, drop=True)
     rest = _slice_along(rowed, axis, 1, rows - 1, drop=False)
-    return _reduce_into(conv, op, [rest], [first], axis, len(split))[0]
+    return _reduce_into(conv, op, [rest], [first], axis, len(split), single)[0]
+
+
+# Bitwise combines of i1s (Inductor's `any`/`all`, triton_helpers' `a | b`), which
+# reduce in bytes: the memref stage keeps i1 tiles as one `uchar` per element, and its
+# vector rewrites (register blocking, lanes) have no i1 form, while i8 has (`uchar16`).
+_BYTE_COMBINES = {"arith.andi", "arith.ori", "arith.xori"}
+
+
+def _bitwise_of_bits(op, inputs) -> str | None:
+    """The combine op of a lane reduction of one i1 tensor by a bitwise op, else None."""
+    combine = op.regions[0].blocks[0]
+    body = [o.operation for o in combine.operations]
+    elem = b.element_type(inputs[0].type) if len(inputs) == 1 else None
+    if not isinstance(elem, ir.IntegerType) or elem.width != 1 or \
+            body[0].name not in _BYTE_COMBINES or \
+            set(body[0].operands) != set(combine.arguments) or \
+            list(body[1].operands) != [body[0].result]:
+        return None
+    return body[0].name
+
+
+def _retyped(value: ir.Value, elem: ir.Type) -> ir.Value:
+    """`value` with its i1/i8 elements zero-extended or truncated to `elem`."""
+    shape = b.shape_of(value.type)
+    return b.generic([value], b.parallel_maps(len(shape), 1),
+                     [ir.RankedTensorType.get(shape, elem)],
+                     lambda x, _out: [b.cast_int(x, elem, signed=False)])[0]
 
 
 def reduce(conv, op):
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     inputs = [conv.get_value(op, v).value for v in op.operands]
+    single = None    # the one arith op of the generic's body, when not the combine region
     if conv.lane_reductions and _lane_combine(op, inputs, axis):
-        inputs = [_reduce_in_lanes(conv, op, inputs[0], axis)]
+        single = _bitwise_of_bits(op, inputs)
+        if single is not None:
+            with op.location:
+                inputs = [_retyped(inputs[0], ir.IntegerType.get_signless(8))]
+        inputs = [_reduce_in_lanes(conv, op, inputs[0], axis, single)]
     shape = b.shape_of(inputs[0].type)
     rank = len(shape)
     out_shape = [s for d, s in enumerate(shape) if d != axis]
@@ -124,7 +156,16 @@ def reduce(conv, op):
     accumulators = [_slice_along(v, axis, 0, 1, drop=True) for v in inputs]
     if shape[axis] > 1:
         rest = [_slice_along(v, axis, 1, shape[axis] - 1, drop=False) for v in inputs]
-        accumulators = _reduce_into(conv, op, rest, accumulators, axis, rank)
+        accumulators = _reduce_into(conv, op, rest, accumulators, axis, rank, single)
+    if single is not None:
+        with op.location:
+            accumulators = [_retyped(acc, ir.IntegerType.get_signless(1)) if out_shape
+                            else b.cast_int(tensor.extract(acc, []), ir.IntegerType.get_signless(1),
+                                            signed=False)
+                            for acc in accumulators]
+        for old, acc in zip(op.results, accumulators):
+            conv.set(old, Value(acc))
+        return
     for old, acc in zip(op.results, accumulators):
         if out_shape:
             conv.set(old, Value(acc))
@@ -132,7 +173,7 @@ def reduce(conv, op):
             conv.set(old, Value(tensor.extract(acc, [])))
 
 
-def _reduce_into(conv, op, inputs, inits, axis, rank):
+def _reduce_into(conv, op, inputs, inits, axis, rank, single: str | None = None):
     in_map = ir.AffineMap.get_identity(rank)
     out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d != axis])
     kinds = ["reduction" if d == axis else "parallel" for d in range(rank)]
@@ -146,7 +187,7 @@ def _reduce_into(conv, op, inputs, inits, axis, rank):
         *[b.element_type(v.type) for v in inputs + inits])
     elements, accs = list(block.arguments)[:count], list(block.arguments)[count:]
     combine = op.regions[0].blocks[0]
-    extreme = _where_extreme(combine)
+    extreme = single or _where_extreme(combine)
     if extreme is not None:
         # One op the memref-stage rewrites know (register blocking, vectors), rather
         # than a compare, an or and a select on i1s, which they leave scalar.
