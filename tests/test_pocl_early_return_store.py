@@ -4,12 +4,16 @@ reduction (tests/fuzz/findings/pocl_gpu_early_return_after_max_store_lost.py, re
 The masked fp16 store is made by work-item 0 alone (`if (lid == 0)`), reading the
 int64 offsets that all work-items wrote to a `__local long` tile just before the
 barrier pair that quirk barrier_in_uniform_branch puts inside the early return's
-else branch. PoCL reads the tile as zeros there and the store never lands; Intel's
-runtime and Oclgrind (--data-races --uninitialized) compute the same OpenCL C right.
-Without the doubled barrier (TRITON_SPIRV_QUIRKS_OFF=barrier_in_uniform_branch) PoCL
-computes this kernel right, but then tests/test_device_quirks.py::test_early_return_rows
-fails: the doubling fixes one shape and breaks this one. With the tile as `__local
-int` PoCL is right too. Not fixed yet: expected to fail on devices with that quirk."""
+else branch; a second barrier pair and work after it (the max over rows) follow.
+PoCL reads the tile as zeros there and the store never lands; Intel's runtime and
+Oclgrind (--data-races --uninitialized) compute the same OpenCL C right. PoCL
+computes the same OpenCL C right too with POCL_WORK_GROUP_METHOD=loops or cbs (set
+when the process starts): the fault is in its default `loopvec` method (work-item
+loops handed to LLVM's loop vectorizer). Without the doubled barrier
+(TRITON_SPIRV_QUIRKS_OFF=barrier_in_uniform_branch), or with the tile as `__local
+int`, the default method computes this kernel right, but the doubling is what
+test_device_quirks.py::test_early_return_rows needs. Not fixed yet: expected to fail
+on devices with that quirk."""
 import pytest
 import torch
 import triton
