@@ -1,0 +1,115 @@
+# ruff: noqa
+"""Finding (unreduced, pocl-gpu only), fuzz seed 5138: the worker dies with 'free(): invalid next size (fast)' (an early return and reductions).
+Computed right with POCL_WORK_GROUP_METHOD=loops set when the process starts: the class of
+tests/test_pocl_early_return_store.py (PoCL's default loopvec work-group method).
+
+Run from the repository root: python3 tests/fuzz/findings/pocl_gpu_early_return_heap_corruption.py
+"""
+import os
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    from tests.fuzz.reference import libdevice, patch_interpreter  # noqa: F811
+
+    patch_interpreter()
+
+
+@triton.jit
+def kernel(x0, o0, o1, o2, sx0_0, sx0_1, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, T: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    gn = tl.num_programs(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    mm = rm < M
+    mn = rn < N
+    v1 = tl.load(x0 + rm[:, None] * sx0_0 + rn[None, :] * sx0_1, mask=mm[:, None] & mn[None, :], other=1)
+    v2 = v1.to(tl.float32)
+    v3 = tl.maximum(v2, v1.to(tl.float32))
+    if pid_m == 2:
+        return
+    v4 = v2.to(tl.float32)
+    v5 = -v4
+    v6 = tl.cumsum(v5.to(tl.float32), axis=0)
+    tl.store(o0 + rm[:, None] * N + rn[None, :], v4, mask=mm[:, None] & mn[None, :])
+    tl.store(o1 + rm[:, None] * N + rn[None, :], v5, mask=mm[:, None] & mn[None, :])
+    tl.store(o2 + rm[:, None] * N + rn[None, :], v6.to(tl.bfloat16), mask=mm[:, None] & mn[None, :])
+
+
+SEED = 5138
+SIZES = {'M': 2, 'N': 18, 'K': 8, 'BM': 2, 'BN': 16, 'BK': 8, 'T': 2, 'num_warps': 1}
+SCALARS = {}
+INPUTS = [
+    ('x0', torch.int64, 'mn', 'contiguous')
+]
+OUTPUTS = [
+    ('o0', torch.float32, '2d', False),
+    ('o1', torch.float32, '2d', False),
+    ('o2', torch.bfloat16, '2d', False)
+]
+
+
+def _input(gen, dtype, rows, cols, layout):
+    shape = (cols, rows) if layout == "transposed" else (rows, 2 * cols if layout == "strided" else cols)
+    if dtype.is_floating_point:
+        base = (torch.randn(shape, generator=gen) * 2).to(dtype)
+    elif dtype == torch.uint8:
+        base = torch.randint(0, 40, shape, generator=gen).to(dtype)
+    else:
+        base = torch.randint(-20, 21, shape, generator=gen).to(dtype)
+    if layout == "transposed":
+        return base.t()
+    if layout == "strided":
+        return base[:, ::2]
+    return base
+
+
+def make_args():
+    gen = torch.Generator().manual_seed(SEED)
+    M, N, K = SIZES["M"], SIZES["N"], SIZES["K"]
+    gm, gn = triton.cdiv(M, SIZES["BM"]), triton.cdiv(N, SIZES["BN"])
+    dims = {"mn": (M, N), "mk": (M, K), "kn": (K, N), "tn": (SIZES["T"], N)}
+    ins = [_input(gen, dtype, *dims[role], layout) for _, dtype, role, layout in INPUTS]
+    out_dims = {"2d": (M, N), "m": (M, gn), "n": (gm, N), "s": (gm, gn)}
+    outs = [torch.zeros(out_dims[kind], dtype=dtype) if atomic else torch.full(out_dims[kind], 7, dtype=dtype)
+            for _, dtype, kind, atomic in OUTPUTS]
+    strides = [s for t in ins for s in t.stride()]
+    return ins, outs, strides
+
+
+def run(**options):
+    ins, outs, strides = make_args()
+    grid = (triton.cdiv(SIZES["M"], SIZES["BM"]), triton.cdiv(SIZES["N"], SIZES["BN"]))
+    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),
+                 BM=SIZES["BM"], BN=SIZES["BN"], BK=SIZES["BK"], T=SIZES["T"],
+                 num_warps=SIZES.get("num_warps", 4), **options)
+    return {name: t.float().numpy() if t.dtype.itemsize == 1 and t.dtype.is_floating_point
+            else t.to(torch.float64).numpy() if t.dtype == torch.bfloat16 else t.numpy()
+            for (name, *_), t in zip(OUTPUTS, outs)}
+
+
+# ---------------------------------------------------------------------------------
+# Reproducer: runs the kernel under Triton's interpreter (the reference) and in the
+# configuration below, each in its own process, and prints what differs
+# (tests/fuzz/reproducer.py).
+CONFIG = 'pocl-gpu'
+ENVIRONMENT = {'TRITON_OPENCL_DEVICE': 'pocl'}
+OPTIONS = {'opencl_target': 'gpu'}
+FOUND = 'crash: crash: \nworker exited with -6\nfree(): invalid next size (fast)\n'
+
+if __name__ == "__main__":
+    import sys
+
+    root = os.path.dirname(os.path.abspath(__file__))  # the checkout this file is in, else the current folder
+    while root != "/" and not os.path.isdir(os.path.join(root, "triton_spirv")):
+        root = os.path.dirname(root)
+    sys.path.insert(0, root if root != "/" else os.getcwd())
+    from tests.fuzz.reproducer import main
+
+    main(__file__, run, CONFIG, ENVIRONMENT, OPTIONS)

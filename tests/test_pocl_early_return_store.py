@@ -1,0 +1,60 @@
+"""PoCL 3.1, GPU shape: a store lost after an early return that follows a work-group
+reduction (tests/fuzz/findings/pocl_gpu_early_return_after_max_store_lost.py, reduced).
+
+The masked fp16 store is made by work-item 0 alone (`if (lid == 0)`), reading the
+int64 offsets that all work-items wrote to a `__local long` tile just before the
+barrier pair that quirk barrier_in_uniform_branch puts inside the early return's
+else branch; a second barrier pair and work after it (the max over rows) follow.
+PoCL reads the tile as zeros there and the store never lands; Intel's runtime and
+Oclgrind (--data-races --uninitialized) compute the same OpenCL C right. PoCL
+computes the same OpenCL C right too with POCL_WORK_GROUP_METHOD=loops or cbs (set
+when the process starts): the fault is in its default `loopvec` method (work-item
+loops handed to LLVM's loop vectorizer). Without the doubled barrier
+(TRITON_SPIRV_QUIRKS_OFF=barrier_in_uniform_branch), or with the tile as `__local
+int`, the default method computes this kernel right, but the doubling is what
+test_device_quirks.py::test_early_return_rows needs. Not fixed yet: expected to fail
+on devices with that quirk."""
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from triton_spirv.target import TARGET_ENV, resolve_target
+
+QUIRK = "barrier_in_uniform_branch"
+
+
+@triton.jit
+def store_after_max_return(x, o, o2, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m = tl.program_id(0)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mm = rm < M
+    mn = rn < N
+    v1 = tl.load(x + rm[:, None] * N + rn[None, :], mask=mm[:, None] & mn[None, :], other=1)
+    v2 = v1.to(tl.float16)
+    if tl.max(tl.max(v1, axis=1)) > 1000:
+        return
+    tl.store(o + rm[:, None] * N + rn[None, :], v2, mask=mm[:, None] & mn[None, :] & (v1 > 0))
+    tl.store(o2 + pid_m * N + rn, tl.max(v2, axis=0), mask=mn)
+
+
+def _lost_on_this_device():
+    return resolve_target("gpu").has_quirk(QUIRK)
+
+
+@pytest.mark.parametrize("m, n", [(5, 7), (5, 8), (4, 8), (3, 6)])
+def test_store_after_max_return(m, n, monkeypatch, request):
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    if _lost_on_this_device():
+        request.applymarker(pytest.mark.xfail(strict=False, reason="PoCL loses the store (not fixed)"))
+    torch.manual_seed(0)
+    x = torch.randint(-20, 20, (m, n), dtype=torch.int16)
+    o = torch.full((m, n), 7, dtype=torch.float16)
+    o2 = torch.full((triton.cdiv(m, 2), n), 7, dtype=torch.float16)
+    store_after_max_return[(triton.cdiv(m, 2),)](x, o, o2, m, n, BM=2, BN=8, num_warps=1,
+                                                 opencl_target="gpu")
+    expected = torch.where(x > 0, x.half(), torch.full_like(o, 7))
+    torch.testing.assert_close(o, expected)
+    rows = torch.nn.functional.pad(x, (0, 0, 0, 2 * o2.shape[0] - m), value=1).half()
+    torch.testing.assert_close(o2, rows.view(-1, 2, n).max(1).values)
