@@ -105,14 +105,25 @@ def _copy(emitter, op) -> None:
         raise error_at(op, "copy of a view whose extent is unknown (a whole "
                            "kernel argument)")
     emitter.note_source(op)
-    if not _vector_copy(emitter, src, dst, sizes) and not _async_copy(emitter, src, dst, sizes):
+    placed = COPY_BARRIERS_PLACED in op.attributes
+    if _vector_copy(emitter, src, dst, sizes) or \
+            _async_copy(emitter, src, dst, sizes, barriers_placed=placed):
+        return
+    if placed and not emitter.single_work_item():
+        # The barrier analysis counted on an async copy and its wait: the element
+        # loop gets the barriers the analysis left to them.
+        emitter.out.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
         _loop_copy(emitter, src, dst, sizes)
+        emitter.out.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+        return
+    _loop_copy(emitter, src, dst, sizes)
 
 
-def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
+def _async_copy(emitter, src: View, dst: View, sizes: list[Expr], barriers_placed: bool) -> bool:
     """global <-> local copies of plain element types as work-group async copies
-    (one per row; strided on the global side when needed). False if the copy is
-    not of that shape."""
+    (one per row; strided on the global side when needed), each waited for right
+    after. False if the copy is not of that shape. `barriers_placed`: the barrier
+    analysis put the barrier the copy needs before it, where any."""
     if {src.buffer.space, dst.buffer.space} != {"global", "local"} or not sizes:
         return False
     if ct.is_narrow_float(src.buffer.kind):
@@ -154,8 +165,9 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
     # side (or will write over what it reads): without a barrier first, those accesses
     # race with it (OpenCL C 6.12.10: async copies do not synchronize their source).
     # A one-work-item group has no other work-item to race with, so it is left out
-    # there (on every device: a barrier would only cost CPU runtimes compile time).
-    if not emitter.single_work_item():
+    # there (on every device: a barrier would only cost CPU runtimes compile time), and
+    # where the barrier analysis placed the copy's barrier (COPY_BARRIERS_PLACED).
+    if not emitter.single_work_item() and not barriers_placed:
         emitter.out.line("barrier(CLK_LOCAL_MEM_FENCE);")
     event = emitter.names.fresh("ev")
     if not rows:
@@ -375,6 +387,9 @@ def _barrier(emitter, op) -> None:
 # A gpu.barrier's unit attribute: the work-items communicate through `__local` memory
 # alone across it.
 LOCAL_FENCE = "opencl.local_fence"  # set by memref_stage/work_group_barriers.py
+# A memref.copy's unit attribute: the barrier analysis placed the barrier an async
+# work-group copy needs before it, where any (memref_stage/work_group_barriers.py).
+COPY_BARRIERS_PLACED = "opencl.copy_barriers_placed"
 
 
 HANDLERS = {

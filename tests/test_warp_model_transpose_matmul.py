@@ -50,3 +50,15 @@ def test_no_bank_conflicts(records, family):
 @pytest.mark.parametrize("family", list(warp_model.FAMILIES))
 def test_coalesced_global_accesses(records, family):
     assert records[family]["global_efficiency"] >= 0.9, records[family]
+
+
+# --- Barriers per work-group (memref_stage/work_group_barriers.py) ---
+# The reference transpose waits at one barrier, the reference SGEMM at 8 per group.
+# The transpose's one is the wait of its async copy into the tile: before, a barrier
+# at the group's start (before the copy) and one after the wait made 3.
+REFERENCE_BARRIERS = {"transpose 32x32": 1, "matmul 64x64x32": 8}
+
+
+@pytest.mark.parametrize("family", list(warp_model.FAMILIES))
+def test_barriers_at_most_the_reference(records, family):
+    assert records[family]["barriers_per_group"] <= REFERENCE_BARRIERS[family], records[family]

@@ -6,6 +6,12 @@ docstring, step 3). The quirks' forms: one_sided_barrier_branch (`balance_barrie
 barrier_loop_after_branch (`barrier_before_loops`), barrier_in_uniform_branch
 (`double_barriers_in_branches`, after the last canonicalize).
 
+An async work-group copy (`collective_copy`) gets a barrier before it only where an
+access pending there conflicts with it (the copy is the work-group's, every owner's),
+and none after it: the emitter's `wait_group_events` right after the copy completes it
+for every work-item. The copy is marked `opencl.copy_barriers_placed`; unmarked copies
+(kernels this analysis does not see) keep the emitter's barrier before each.
+
 Each barrier the analysis meets (its own and those the reductions and scans placed)
 also gets its fences: where no access pending before it touches a global buffer the
 kernel writes (its inputs' reads need no ordering), the work-items communicate across
@@ -13,6 +19,8 @@ it through `__local` memory alone and it is marked `opencl.local_fence`
 (`barrier(CLK_LOCAL_MEM_FENCE)` in OpenCL C); else it keeps the global fence too.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import gpu, scf
@@ -29,8 +37,8 @@ def insert_barriers(module: ir.Module, config, analyses: dict) -> None:
     """Barriers where an access meets a conflicting one of another owner (_Barriers)."""
     for func in functions(module):
         written = [a.buffer for a in plain_accesses(func, ANY) if a.writes and not is_local(a.buffer)]
-        _Barriers(sharing_of(func, config, analyses), written).scan(entry_block(func), [],
-                                                                    insert=True)
+        _Barriers(sharing_of(func, config, analyses), written,
+                  _barriers_in_branches(config)).scan(entry_block(func), [], insert=True)
         _keep_fences_of_adjacent_barriers(entry_block(func))
 
 
@@ -80,14 +88,39 @@ def _conflict(a: Access, b: Access) -> bool:
     return a.owner == ANY or a.owner != b.owner
 
 
+# A memref.copy's unit attribute: the copy is an async work-group copy whose barriers
+# this analysis placed (a gpu.barrier before it where an access pending there conflicts
+# with it; none after it: its wait completes it for every work-item), so the emitter
+# adds none of its own (emitter_opencl/memory.py).
+COPY_BARRIERS_PLACED = "opencl.copy_barriers_placed"
+
+
+def _barriers_in_branches(config) -> bool:
+    """Whether a barrier may go into one branch of a (uniform) `scf.if` alone: not on
+    devices that mishandle such barriers (quirks one_sided_barrier_branch,
+    barrier_in_uniform_branch: their fix-ups would cost more barriers than they save)."""
+    return not (config.has_quirk("one_sided_barrier_branch")
+                or config.has_quirk("barrier_in_uniform_branch"))
+
+
+@dataclass
+class _Branch:
+    """The then-branch of an `scf.if` without an else branch that the scan went
+    through: its op and the accesses pending at its end."""
+    op: ir.Operation
+    at_end: list
+
+
 def _is_global(buffer: ir.Value) -> bool:
     return not is_local(buffer)
 
 
 class _Barriers:
-    def __init__(self, sharing: WorkGroupSharing, written: list):
+    def __init__(self, sharing: WorkGroupSharing, written: list, sink: bool):
         self.sharing = sharing
         self.written = written      # the global buffers the kernel writes
+        self.sink = sink            # barriers may go into one branch (_barriers_in_branches)
+        self.branch_of = {}         # id of an access -> the _Branch it was made in
 
     def fence(self, barrier, pending: list) -> None:
         """Marks `barrier` local-only unless an access pending before it meets a later
@@ -115,26 +148,57 @@ class _Barriers:
             if nested:
                 pending = self._scan_nested(op, pending, insert)
                 continue
+            conflicting = [p for p in pending if any(_conflict(p, a) for a in accesses)]
+            if conflicting:
+                pending = self._synchronize(op, pending, conflicting, insert)
             if collective_copy(op):
-                # The emitter puts a barrier before every async copy of a work-group
-                # of several work-items (emitter_opencl/memory.py).
-                pending = []
-            if any(_conflict(p, a) for p in pending for a in accesses):
                 if insert:
-                    with op.location, ir.InsertionPoint(op):
-                        self.fence(gpu.barrier(), pending)
-                pending = []
+                    op_of(op).attributes[COPY_BARRIERS_PLACED] = ir.UnitAttr.get()
+                # The emitter waits for the async copy right after it: every
+                # work-item leaves the wait with the copy complete, so its accesses
+                # meet no later access (OpenCL C 6.12.10, wait_group_events).
+                continue
             pending = pending + accesses
         return pending
 
+    def _synchronize(self, op, pending: list, conflicting: list, insert: bool) -> list:
+        """A barrier before `op`, which meets the `conflicting` accesses of `pending`;
+        -> the accesses still pending after it. Where all of them were made in the
+        then-branch of an earlier `scf.if` of `op`'s block that has no else branch (a
+        tile's fill that only partial tiles run), the barrier goes to that branch's end:
+        the work-groups that skip the branch skip the barrier too. The accesses made
+        before the branch then stay pending."""
+        branches = {id(self.branch_of.get(id(p))) for p in conflicting}
+        branch = self.branch_of.get(id(conflicting[0]))
+        if not self.sink or len(branches) != 1 or branch is None or \
+                not _precedes(branch.op, op):
+            if insert:
+                with op.location, ir.InsertionPoint(op):
+                    self.fence(gpu.barrier(), pending)
+            return []
+        if insert:
+            then = op_of(branch.op).regions[0].blocks[0]
+            with op.location, ir.InsertionPoint(_terminator(then)):
+                self.fence(gpu.barrier(), branch.at_end)
+        made_there = {id(a) for a in branch.at_end}
+        return [p for p in pending if id(p) not in made_there]
+
     def _scan_nested(self, op, pending: list, insert: bool) -> list:
         name = op.operation.name
-        if name == "scf.if":
+        if name == "scf.if" and _has_else(op):
             joined = list(pending)
             for region in op.regions:
                 for block in region.blocks:
                     joined += self.scan(block, list(pending), insert)
             return joined
+        if name == "scf.if":
+            at_end = self.scan(op.regions[0].blocks[0], list(pending), insert)
+            before = {id(p) for p in pending}
+            branch = _Branch(op_of(op), at_end)
+            for access in at_end:
+                if id(access) not in before:
+                    self.branch_of[id(access)] = branch
+            return list(pending) + [a for a in at_end if id(a) not in before]
         if name in ("scf.for", "scf.while"):
             # One dry iteration: its leftovers meet the next iteration's start.
             after_one = self._scan_regions(op, list(pending), insert=False)
@@ -313,6 +377,26 @@ def _has_barrier(op) -> bool:
         return ir.WalkResult.ADVANCE
     op_of(op).walk(visit)
     return bool(found)
+
+
+def _has_else(op) -> bool:
+    """Whether an `scf.if` has an else branch doing more than yield."""
+    blocks = op.regions[1].blocks
+    return len(blocks) > 0 and len(list(blocks[0].operations)) > 1
+
+
+def _terminator(block: ir.Block):
+    return list(block.operations)[-1]
+
+
+def _precedes(first: ir.Operation, op) -> bool:
+    """Whether `first` comes before `op` in `op`'s block."""
+    for other in op_of(op).block.operations:
+        if op_of(other) == op_of(op):
+            return False
+        if op_of(other) == first:
+            return True
+    return False
 
 
 def _position(indices: list, iv: ir.Value):
