@@ -164,8 +164,8 @@ def _row_type(memref_type: ir.MemRefType, total: int) -> ir.MemRefType:
     """The type `memref.collapse_shape` gives a dense view collapsed into one row."""
     offset = memref_type.get_strides_and_offset()[1]
     layout = None
-    identity = isinstance(memref_type.layout, ir.AffineMapAttr) and \
-        memref_type.layout.value.is_identity
+    identity = memref_type.layout == ir.AffineMapAttr.get(
+        ir.AffineMap.get_identity(memref_type.rank))
     if not (identity and offset == 0):
         layout = ir.StridedLayoutAttr.get(offset, [1])
     return ir.MemRefType.get([total], memref_type.element_type, layout,
