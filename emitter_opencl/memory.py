@@ -281,8 +281,8 @@ def _dim(emitter, op) -> None:
     if isinstance(size, int):
         emitter.int_constants[result] = size
         emitter.literals[result] = lambda typed, v=size: ct.int_literal(v, "index", typed)
-    else:
-        emitter.define(op, result, str(size), role="extent", python_name=False)
+    else:       # an expression of values already defined, as every view's sizes
+        emitter.exprs[result] = atom(size)
 
 
 def _extract_pointer(emitter, op) -> None:

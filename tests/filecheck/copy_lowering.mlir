@@ -32,7 +32,7 @@ func.func @rows(%x: memref<?xf32>, %off: index) {
 // CHECK:       %[[DST:.*]] = memref.subview
 // CHECK:       %[[N:.*]] = memref.dim %[[DST]], %c1
 // CHECK:       scf.for %[[R:.*]] = %{{.*}} to %c4
-// CHECK:         %[[Q:.*]] = arith.divui %[[N]], %c16
+// CHECK:         %[[Q:.*]] = arith.divsi %[[N]], %c16
 // CHECK-NEXT:    %[[END:.*]] = arith.muli %[[Q]], %c16
 // CHECK-NEXT:    scf.for %[[C:.*]] = %{{.*}} to %[[END]] step %c16 {
 // CHECK-NEXT:      vector.load %{{.*}}[%[[R]], %[[C]]]
@@ -95,8 +95,8 @@ func.func @shared(%x: memref<?xf32>) attributes {opencl.local_size = array<i64: 
 // CHECK:       %[[LID:.*]] = arith.addi %[[TX]]
 // CHECK:       %[[W:.*]] = arith.muli %block_dim_x
 // CHECK:       scf.for %[[E:.*]] = %[[LID]] to %c32 step %[[W]] {
-// CHECK-NEXT:    %[[J:.*]] = arith.remui %[[E]], %c8
-// CHECK-NEXT:    %[[I:.*]] = arith.divui %[[E]], %c8
+// CHECK-NEXT:    %[[J:.*]] = arith.remsi %[[E]], %c8
+// CHECK-NEXT:    %[[I:.*]] = arith.divsi %[[E]], %c8
 // CHECK-NEXT:    %[[X:.*]] = memref.load %alloc[%[[I]], %[[J]]]
 // CHECK-NEXT:    memref.store %[[X]], %alloc_0[%[[I]], %[[J]]]
 // CHECK-NEXT:  }

@@ -13,8 +13,8 @@
 // CHECK:       %[[LID:.*]] = arith.addi %[[TX]]
 // CHECK:       %[[W:.*]] = arith.muli %block_dim_x
 // CHECK:       scf.for %[[E:.*]] = %[[LID]] to %c32 step %[[W]] {
-// CHECK-NEXT:    %[[J:.*]] = arith.remui %[[E]], %c8
-// CHECK-NEXT:    %[[I:.*]] = arith.divui %[[E]], %c8
+// CHECK-NEXT:    %[[J:.*]] = arith.remsi %[[E]], %c8
+// CHECK-NEXT:    %[[I:.*]] = arith.divsi %[[E]], %c8
 // CHECK-NEXT:    %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
 // CHECK-NEXT:    memref.store %[[X]], %alloc[%[[I]], %[[J]]]
 // CHECK-NEXT:  }

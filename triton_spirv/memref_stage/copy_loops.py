@@ -157,7 +157,7 @@ def _row(source, target, count: ir.Value, width: int, constant, ivs: list) -> No
     if static is not None:
         end = constant(static // width * width)
     else:
-        end = arith.muli(arith.divui(count, constant(width)), constant(width))
+        end = arith.muli(arith.divsi(count, constant(width)), constant(width))
     vectors = scf.ForOp(constant(0), end, constant(width))
     with ir.InsertionPoint(vectors.body):
         _Copies(source, target, ivs + [vectors.induction_variable], width, constant).vector()
@@ -188,8 +188,9 @@ def spread_copy(source: ir.Value, target: ir.Value, sizes: list) -> None:
     with ir.InsertionPoint(loop.body):
         element, indices = loop.induction_variable, []
         for size in reversed(sizes[1:]):
-            indices.insert(0, arith.remui(element, size))
-            element = arith.divui(element, size)
+            # Signed: the numbers are never negative, and OpenCL C prints them plainly.
+            indices.insert(0, arith.remsi(element, size))
+            element = arith.divsi(element, size)
         indices.insert(0, element)
         memref.store(memref.load(source, indices), target, indices)
         scf.YieldOp([])
