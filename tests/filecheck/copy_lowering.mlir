@@ -26,14 +26,15 @@ func.func @rows(%x: memref<?xf32>, %off: index) {
 // -----
 
 // A run-time row length (the tile's pitch of 64 can hold vectors): n / 16 * 16 columns
-// in vectors, the rest of the row one by one; the length is the view's size.
+// in vectors (the end computed once, before the rows), the rest of each row one by
+// one; the length is the view's size.
 
 // CHECK-LABEL: func.func @masked
 // CHECK:       %[[DST:.*]] = memref.subview
 // CHECK:       %[[N:.*]] = memref.dim %[[DST]], %c1
+// CHECK:       %[[Q:.*]] = arith.divsi %[[N]], %c16
+// CHECK-NEXT:  %[[END:.*]] = arith.muli %[[Q]], %c16
 // CHECK:       scf.for %[[R:.*]] = %{{.*}} to %c4
-// CHECK:         %[[Q:.*]] = arith.divsi %[[N]], %c16
-// CHECK-NEXT:    %[[END:.*]] = arith.muli %[[Q]], %c16
 // CHECK-NEXT:    scf.for %[[C:.*]] = %{{.*}} to %[[END]] step %c16 {
 // CHECK-NEXT:      vector.load %{{.*}}[%[[R]], %[[C]]]
 // CHECK-NEXT:      vector.store
