@@ -142,3 +142,25 @@ func.func @merged(%x: memref<?xf32>, %off: index) {
   memref.copy %short, %tile : memref<4x8xf32, strided<[32, 1], offset: ?>> to memref<4x8xf32>
   return
 }
+
+// -----
+
+// A dense block of a run-time number of bf16 rows (no vector form): element loops over
+// the views as they are, no collapsed view left behind.
+
+// CHECK-LABEL: func.func @no_vector_form
+// CHECK-NOT:   memref.collapse_shape
+// CHECK:       %[[N:.*]] = memref.dim %{{.*}}, %c0
+// CHECK:       scf.for %[[R:.*]] = %{{.*}} to %[[N]]
+// CHECK-NEXT:    scf.for %[[C:.*]] = %{{.*}} to %c8
+// CHECK-NEXT:      %[[X:.*]] = memref.load %{{.*}}[%[[R]], %[[C]]]
+// CHECK-NEXT:      memref.store %[[X]], %{{.*}}[%[[R]], %[[C]]]
+// CHECK-NOT:   memref.collapse_shape
+func.func @no_vector_form(%n: index) {
+  %a = memref.alloc() : memref<4x8xbf16>
+  %b = memref.alloc() : memref<4x8xbf16>
+  %sa = memref.subview %a[0, 0] [%n, 8] [1, 1] : memref<4x8xbf16> to memref<?x8xbf16, strided<[8, 1]>>
+  %sb = memref.subview %b[0, 0] [%n, 8] [1, 1] : memref<4x8xbf16> to memref<?x8xbf16, strided<[8, 1]>>
+  memref.copy %sa, %sb : memref<?x8xbf16, strided<[8, 1]>> to memref<?x8xbf16, strided<[8, 1]>>
+  return
+}

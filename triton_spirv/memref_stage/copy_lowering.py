@@ -49,6 +49,7 @@ from .work_group_sharing import SINGLE_WORK_ITEM
 # The unit attribute of a copy the OpenCL C emitter prints as a work-group async copy.
 ASYNC_COPY = "opencl.async_work_group_copy"
 VECTOR_WIDTH = 16
+RUN_TIME = "run time"       # a row length known only at run time
 VECTOR_ELEMENTS = ("f16", "f32", "f64", "i8", "i16", "i32", "i64")
 # Element types whose global buffers hold another type than their tiles (the printers
 # convert each element): never moved by an async copy.
@@ -114,16 +115,25 @@ def _lower_as_vector_rows(source: ir.Value, target: ir.Value, alone: bool,
     merged = _one_row(source, target)
     if merged is not None:
         source, target = merged
-    sizes = _sizes(source, target)
-    count = sizes[-1] if sizes else None
+    count = _row_length(source, target)
     if _vector_rows(source, target, count, alone) or \
             _tile_vector_rows(source, target, count, one_work_item):
-        copy_nest(source, target, sizes, VECTOR_WIDTH)
+        copy_nest(source, target, _sizes(source, target), VECTOR_WIDTH)
         return True
     if merged is not None:      # built for nothing: no use, no effect
         for view in reversed(merged):
             view.owner.erase()
     return False
+
+
+def _row_length(source: ir.Value, target: ir.Value):
+    """The length of the copy's rows: an int where either side's type knows it, else
+    RUN_TIME; None for a copy of one element (rank 0)."""
+    shapes = [ir.MemRefType(v.type).shape for v in (source, target)]
+    if not shapes[0]:
+        return None
+    known = [n for n in (shapes[0][-1], shapes[1][-1]) if not ir.ShapedType.is_dynamic_size(n)]
+    return known[0] if known else RUN_TIME
 
 
 def _one_row(source: ir.Value, target: ir.Value):
