@@ -94,18 +94,28 @@ def _lower_kernel_copies(func, marks_async: bool, vectors: bool) -> int:
         alone = one_work_item or divergence.reaches_some(copy) or \
             any(divergence.depends_on_work_item(v) or _is_private(v) for v in (source, target))
         with ir.InsertionPoint(copy), copy.location:
-            if vectors and _lower_as_vector_rows(source, target, alone, one_work_item):
-                pass
-            elif marks_async and (one_work_item or not alone) and _async_copy(source, target):
-                copy.operation.attributes[ASYNC_COPY] = ir.UnitAttr.get()
-                continue
-            elif not alone:
-                spread_copy(source, target, _sizes(source, target))
-            else:
-                copy_nest(source, target, _sizes(source, target))
-        copy.operation.erase()
-        lowered += 1
+            if _lower_copy(copy, alone, one_work_item, marks_async, vectors):
+                copy.operation.erase()
+                lowered += 1
     return lowered
+
+
+def _lower_copy(copy, alone: bool, one_work_item: bool, marks_async: bool,
+                vectors: bool) -> bool:
+    """Builds the loops of `copy` in front of it, in the first form that applies (module
+    docstring); False where it stays, marked, the work-group's async copy."""
+    source, target = copy.operands[0], copy.operands[1]
+    if vectors and _lower_as_vector_rows(source, target, alone, one_work_item):
+        return True
+    # An async copy is the group's collective: every work-item, the same views.
+    if marks_async and (one_work_item or not alone) and _async_copy(source, target):
+        copy.operation.attributes[ASYNC_COPY] = ir.UnitAttr.get()
+        return False
+    if alone:
+        copy_nest(source, target, _sizes(source, target))
+    else:
+        spread_copy(source, target, _sizes(source, target))
+    return True
 
 
 def _lower_as_vector_rows(source: ir.Value, target: ir.Value, alone: bool,
