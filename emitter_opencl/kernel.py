@@ -169,7 +169,7 @@ _TERMINATORS = {"scf.yield", "scf.condition", "memref.atomic_yield"}
 
 # Ops with no side effects: skipped when none of their results is used.
 _PURE_PREFIXES = ("arith.", "math.")
-_PURE_OPS = {"memref.load", "memref.extract_aligned_pointer_as_index", "gpu.block_id", "gpu.grid_dim", "gpu.thread_id",
+_PURE_OPS = {"memref.load", "memref.dim", "memref.extract_aligned_pointer_as_index", "gpu.block_id", "gpu.grid_dim", "gpu.thread_id",
              "gpu.block_dim", "vector.transfer_read", "vector.load",
              "vector.extract", "vector.insert", "vector.broadcast", "vector.splat",
              "vector.from_elements"}

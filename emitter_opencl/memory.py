@@ -1,5 +1,8 @@
-"""The memref ops: views, element loads and stores by buffer kind, `memref.copy` as
-vector loops, work-group async copies or element loops, and work-group barriers.
+"""The memref ops: views, element loads and stores by buffer kind, the `memref.copy`
+marked as a work-group async copy, and work-group barriers.
+
+The memref stage lowers every other copy to loops (memref_stage/copy_lowering.py):
+an unmarked copy is outside the contract.
 
 Memref values are never C values: each is a `View` (root buffer + index arithmetic,
 views.py), and loads and stores index its root buffer.
@@ -21,6 +24,9 @@ from . import fp8
 from .errors import error_at
 from .ir_utils import DYNAMIC, operand_segments
 from .views import Buffer, Expr, View, atom, mul, product, rank_reduction_mask
+
+# The memref stage's mark of a copy made by the work-group (copy_lowering.py).
+ASYNC_COPY = "opencl.async_work_group_copy"
 
 
 def load_expr(emitter, buffer: Buffer, index: Expr) -> str:
@@ -95,7 +101,11 @@ def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
 
 
 def _copy(emitter, op) -> None:
-    """memref.copy: vector loops or async work-group copies where possible, else loops."""
+    """memref.copy marked `opencl.async_work_group_copy` by the memref stage
+    (copy_lowering.py): async work-group copies."""
+    if ASYNC_COPY not in op.attributes:
+        raise error_at(op, f"memref.copy without {ASYNC_COPY}: the memref stage lowers "
+                           "every other copy to loops (copy-lowering)")
     src = emitter.view(op, op.operands[0])
     dst = emitter.view(op, op.operands[1])
     if src.rank != dst.rank or src.buffer.kind != dst.buffer.kind:
@@ -106,17 +116,9 @@ def _copy(emitter, op) -> None:
                            "kernel argument)")
     emitter.note_source(op)
     placed = COPY_BARRIERS_PLACED in op.attributes
-    if _vector_copy(emitter, src, dst, sizes) or \
-            _async_copy(emitter, src, dst, sizes, barriers_placed=placed):
-        return
-    if placed and not emitter.single_work_item():
-        # The barrier analysis counted on an async copy and its wait: the element
-        # loop gets the barriers the analysis left to them.
-        emitter.out.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-        _loop_copy(emitter, src, dst, sizes)
-        emitter.out.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-        return
-    _loop_copy(emitter, src, dst, sizes)
+    if not _async_copy(emitter, src, dst, sizes, barriers_placed=placed):
+        raise error_at(op, f"memref.copy marked {ASYNC_COPY} is not a copy between "
+                           "a __global buffer and a __local tile of one plain element type")
 
 
 def _async_copy(emitter, src: View, dst: View, sizes: list[Expr], barriers_placed: bool) -> bool:
@@ -188,75 +190,6 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr], barriers_place
     guard = "" if isinstance(total_rows, int) else f"if ({total_rows} > 0) "
     emitter.out.line(f"{guard}wait_group_events(1, &{event});")
     return True
-
-
-VECTOR_WIDTH = 16
-
-
-def _vector_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> bool:
-    """Rows between a global buffer and a local tile, 16 elements per vector load and
-    store and the rest of each row one by one. f16 rows convert with vload_half16 /
-    vstore_half16_rte (several times faster than element by element: one conversion
-    instruction per vector where the CPU has one). Rows of other plain element types
-    move with vload16 / vstore16 where a work-group is one work-item (CPU shapes): the default CPU runtime's
-    async_work_group_copy moves them element by element (tutorial 03's matmul spent a
-    third of its time there); groups of several work-items keep the async copy, which
-    they share. False if the copy is not of that shape; bounds-checked kernels keep the
-    element loop or async copy, which check every element."""
-    glob, local = (src, dst) if src.buffer.is_global else (dst, src)
-    if (emitter.bounds is not None or not sizes or not glob.buffer.is_global
-            or local.buffer.space != "local" or glob.strides[-1] != 1 or local.strides[-1] != 1):
-        return False
-    half, loads = glob.buffer.kind == "f16", src is glob
-    if not half and (ct.is_narrow_float(glob.buffer.kind) or not emitter.single_work_item()):
-        return False
-    if _contiguous(src, sizes) and _contiguous(dst, sizes):
-        sizes = [product(sizes)]  # one block: a single row
-        src = View(src.buffer, src.offset, tuple(sizes), (1,))
-        dst = View(dst.buffer, dst.offset, tuple(sizes), (1,))
-    width, count = VECTOR_WIDTH, sizes[-1]
-    if _longest_row(local, count) < width:
-        return False
-    vector_end = count // width * width if isinstance(count, int) else \
-        f"{atom(count)} / {width} * {width}"
-    rows = _open_loops(emitter, sizes[:-1], "r")
-    column = emitter.names.fresh("c")
-    at = rows + [column]
-    src_at, dst_at = pointer(src, src.element(at)), pointer(dst, dst.element(at))
-    emitter.out.open(f"for (long {column} = 0; {column} < {vector_end}; {column} += {width})")
-    if not half:
-        emitter.out.line(f"vstore{width}(vload{width}(0, {src_at}), 0, {dst_at});")
-    elif loads:
-        emitter.out.line(f"vstore{width}(vload_half{width}(0, {src_at}), 0, {dst_at});")
-    else:
-        emitter.out.line(f"vstore_half{width}_rte(vload{width}(0, {src_at}), 0, {dst_at});")
-    emitter.out.close()
-    if vector_end != count:  # the rest of each row
-        emitter.out.open(f"for (long {column} = {vector_end}; {column} < {count}; ++{column})")
-        value = load_expr(emitter, src.buffer, src.element(at))
-        emitter.out.line(store_stmt(emitter, dst.buffer, dst.element(at), value))
-        emitter.out.close()
-    _close_loops(emitter, rows)
-    return True
-
-
-def _longest_row(local: View, count: Expr) -> int:
-    """An upper bound of the row length `count` of a copy into or out of `local`: the
-    count itself, else the tile's row pitch or size."""
-    if isinstance(count, int):
-        return count
-    if local.rank >= 2 and isinstance(local.strides[-2], int):
-        return local.strides[-2]
-    return local.buffer.num_elements
-
-
-def _loop_copy(emitter, src: View, dst: View, sizes: list[Expr]) -> None:
-    """Element by element: local<->local, global<->global, f16/bf16, strided
-    local sides."""
-    loops = _open_loops(emitter, sizes, "i")
-    value = load_expr(emitter, src.buffer, src.element(loops))
-    emitter.out.line(store_stmt(emitter, dst.buffer, dst.element(loops), value))
-    _close_loops(emitter, loops)
 
 
 def _open_loops(emitter, extents: Sequence[Expr], prefix: str) -> list[str]:
@@ -339,6 +272,22 @@ def _memref_cast(emitter, op) -> None:
     emitter.views[op.results[0]] = emitter.view(op, op.operands[0])
 
 
+def _dim(emitter, op) -> None:
+    """memref.dim of a view along a constant dimension: its size (the extents of the
+    copies the memref stage lowers to loops, copy_lowering.py)."""
+    view = emitter.view(op, op.operands[0])
+    dim = emitter.index_expr(op.operands[1])
+    size = view.sizes[dim] if isinstance(dim, int) and 0 <= dim < view.rank else None
+    if size is None:
+        raise error_at(op, "asks for a size the view does not know")
+    result = op.results[0]
+    if isinstance(size, int):
+        emitter.int_constants[result] = size
+        emitter.literals[result] = lambda typed, v=size: ct.int_literal(v, "index", typed)
+    else:       # an expression of values already defined, as every view's sizes
+        emitter.exprs[result] = atom(size)
+
+
 def _extract_pointer(emitter, op) -> None:
     """memref.extract_aligned_pointer_as_index of a global buffer: its address."""
     view = emitter.view(op, op.operands[0])
@@ -402,6 +351,7 @@ HANDLERS = {
     "memref.expand_shape": _expand_shape,
     "memref.cast": _memref_cast,
     "memref.extract_aligned_pointer_as_index": _extract_pointer,
+    "memref.dim": _dim,
     "memref.load": _load,
     "memref.store": _store,
     "memref.copy": _copy,

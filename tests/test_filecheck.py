@@ -24,8 +24,9 @@ FRONTEND_STEPS = {
     "hlo-vectorize-loads-stores": module_pass(hlo_passes.vectorize_loads_stores),
     # lanes.py's pack_lane_accumulators, then canonicalize (as the pipeline runs it)
     "hlo-pack-lane-accumulators": module_pass(hlo_passes.pack_lanes),
-    # The SPIR-V stage's first step: every copy as loops (memref_stage/copy_lowering.py).
-    "copy-lowering": module_pass(lower_copies),
+    # The SPIR-V stage's step on the copies the memref stage left as async copies:
+    # loops (memref_stage/copy_lowering.py).
+    "spirv-copy-lowering": module_pass(lower_copies),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
     "ttir-to-memref": lambda text: linalg_to_memref_text(ttir_to_linalg_text(text)),   # CPU shape

@@ -243,7 +243,7 @@ def _persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak
 def _assert_block_path(source: str):
     """The block path is there: whole rows copied, the dot register-blocked (rows of 16
     elements or more as vectors, shorter ones as one async copy)."""
-    assert "vstore16(vload16(0, a_ptr" in source or "async_work_group_copy(a_tile" in source
+    assert "vload16(0, a_ptr" in source or "async_work_group_copy(a_tile" in source
     assert " = fma(" in source  # the dot: one fma per row of a block
 
 

@@ -308,7 +308,7 @@ def test_browser_click_highlights_the_opencl_lines_of_a_python_line(scale_page, 
     # The store's copy to out_ptr, the load's copy from x_ptr and the multiply all come
     # from that line; the program id (line 8) and the mask (line 9) do not.
     assert "0, out_ptr + (" in highlighted
-    assert "vstore16(vload16(0, x_ptr" in highlighted
+    assert "vload16(0, x_ptr" in highlighted
     assert "* factor" in highlighted
     assert "get_group_id" not in highlighted and "(long)n" not in highlighted
 

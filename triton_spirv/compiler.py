@@ -369,7 +369,8 @@ def make_memref(src: str, metadata, options) -> str:
     target = current_target(options.opencl_target)
     config = PipelineConfig.for_target(
         target, work_group_size(target, options.num_warps), program_loops=options.program_loops,
-        streaming_stores=options.streaming_stores, collectives=options.work_group_collectives)
+        streaming_stores=options.streaming_stores, collectives=options.work_group_collectives,
+        bounds_check=options.bounds_check)
     return linalg_to_memref_text(src, config)
 
 

@@ -135,29 +135,38 @@ def copy_nest(source: ir.Value, target: ir.Value, sizes: list, width: int | None
     vectors of `width` elements (`vector.load`/`vector.store`) up to its last multiple
     of `width`, and the rest of the row element by element."""
     constant = _Constants()
-    _nest(source, target, [_index(constant, s) for s in sizes], width, constant, [])
+    sizes = [_index(constant, s) for s in sizes]
+    # Where the vectors of a row end: computed once, in front of the nest.
+    end = _vector_end(sizes[-1], width, constant) if width is not None else None
+    _nest(source, target, sizes, width, end, constant, [])
 
 
-def _nest(source, target, sizes: list, width, constant, ivs: list) -> None:
+def _vector_end(count: ir.Value, width: int, constant) -> ir.Value:
+    """The last multiple of `width` up to `count`."""
+    static = _static_index(count)
+    if static is not None:
+        return constant(static // width * width)
+    return arith.muli(arith.divsi(count, constant(width)), constant(width))
+
+
+def _nest(source, target, sizes: list, width, end, constant, ivs: list) -> None:
     if len(ivs) == len(sizes) - 1 and width is not None:
-        _row(source, target, sizes[-1], width, constant, ivs)
+        _row(source, target, sizes[-1], width, end, constant, ivs)
         return
     if len(ivs) == len(sizes):
         memref.store(memref.load(source, ivs), target, ivs)
         return
     loop = scf.ForOp(constant(0), sizes[len(ivs)], constant(1))
     with ir.InsertionPoint(loop.body):
-        _nest(source, target, sizes, width, constant, ivs + [loop.induction_variable])
+        _nest(source, target, sizes, width, end, constant, ivs + [loop.induction_variable])
         scf.YieldOp([])
 
 
-def _row(source, target, count: ir.Value, width: int, constant, ivs: list) -> None:
-    """One row of `count` elements: vectors of `width`, then the rest one by one."""
+def _row(source, target, count: ir.Value, width: int, end: ir.Value, constant,
+         ivs: list) -> None:
+    """One row of `count` elements: vectors of `width` up to `end`, then the rest one by
+    one."""
     static = _static_index(count)
-    if static is not None:
-        end = constant(static // width * width)
-    else:
-        end = arith.muli(arith.divui(count, constant(width)), constant(width))
     vectors = scf.ForOp(constant(0), end, constant(width))
     with ir.InsertionPoint(vectors.body):
         _Copies(source, target, ivs + [vectors.induction_variable], width, constant).vector()
@@ -188,8 +197,9 @@ def spread_copy(source: ir.Value, target: ir.Value, sizes: list) -> None:
     with ir.InsertionPoint(loop.body):
         element, indices = loop.induction_variable, []
         for size in reversed(sizes[1:]):
-            indices.insert(0, arith.remui(element, size))
-            element = arith.divui(element, size)
+            # Signed: the numbers are never negative, and OpenCL C prints them plainly.
+            indices.insert(0, arith.remsi(element, size))
+            element = arith.divsi(element, size)
         indices.insert(0, element)
         memref.store(memref.load(source, indices), target, indices)
         scf.YieldOp([])

@@ -1,25 +1,41 @@
-"""`memref.copy` as loops of loads and stores, in the forms the SPIR-V stage gives its
-copies (upstream's SPIR-V dialect has no OpGroupAsyncCopy to print a work-group copy
-with, and its conversions do not legalize `memref.copy`).
+"""`memref.copy` lowered once, for every printer: the last pass of the memref stage
+(`copy-lowering`, passes.py) gives each copy one form, the better of those the OpenCL C
+emitter and the SPIR-V stage chose when each lowered copies itself.
 
-    lower_copies(module)
+    lower_copies_once(module, bounds_check=False)   # the pass
+    lower_copies(module)                            # the SPIR-V stage: marked copies too
 
-A copy reached by every work-item of a group of several becomes a copy shared by them
-between barriers, as `async_work_group_copy` + `wait_group_events` would be
-(copy_loops.py, `spread_copy`): work-item w moves elements w, w + group size, ...
-Whoever runs any other copy does all of it, with no barrier (copy_loops.py,
-`copy_nest`): in kernels of one work-item per group, inside a single-work-item
-section (an `scf.if` marked `opencl.single_work_item` by work_group_sharing.py), under
-a branch or loop whose condition or bounds depend on the work-item id, between views
-that depend on it (an iteration of a distributed loop, whose rounds every work-item
-runs alike) and into or out of a work-item's private array (`memref.alloca`). Rows with
-unit stride on both sides, of one element type with a vector form, that can reach 16
-elements move in vectors of 16 (Intel's compiler vectorizes only explicit vectors in a
-kernel of one work-item per group; the OpenCL C emitter prints the same for its
-vector copies), the rest element by element.
+The forms, in this order:
+- rows in vectors of 16 (`copy_nest` with a width, copy_loops.py): unit stride on both
+  sides, one element type with a vector form, rows that can reach 16 elements; copies
+  between a global buffer and a work-group tile (f16 ones in any group: vload_half16 /
+  vstore_half16_rte convert a vector per instruction; other types in groups of one
+  work-item, where the default CPU runtime's async_work_group_copy moves element by
+  element) and every copy one work-item makes alone (Intel's compiler vectorizes only
+  explicit vectors in a kernel of one work-item per group). Where both sides are one
+  dense block by their types, the copy is one row first (`memref.collapse_shape`), so
+  a tile of short rows still moves in vectors. Never in bounds-checked kernels, whose
+  element accesses are each checked;
+- a work-group async copy: a copy between a global buffer and a work-group tile of a
+  plain element type (no conversion) with unit stride on the tile's side stays
+  `memref.copy`, marked `opencl.async_work_group_copy`, where every work-item of the
+  group reaches it with the same views (an async copy is a collective of the group:
+  OpenCL C 6.15.11); the OpenCL C emitter prints it
+  as `async_work_group_copy` / `wait_group_events` and the SPIR-V stage, whose
+  upstream dialect has no OpGroupAsyncCopy, lowers it by the forms below;
+- a copy reached by every work-item of a group of several, shared by them between
+  barriers as an async copy would be (copy_loops.py, `spread_copy`): work-item w moves
+  elements w, w + group size, ...;
+- any other copy is made whole by whoever runs it, element by element, with no barrier
+  (copy_loops.py, `copy_nest`): in kernels of one work-item per group, inside a
+  single-work-item section (an `scf.if` marked `opencl.single_work_item` by
+  work_group_sharing.py), under a branch or loop whose condition or bounds depend on
+  the work-item id, between views that depend on it (an iteration of a distributed
+  loop, whose rounds every work-item runs alike) and into or out of a work-item's
+  private array (`memref.alloca`).
 
-The loops index the copy's views; the SPIR-V stage's flattening turns their accesses
-into index arithmetic on the root buffers like every other access.
+The loops index the copy's views; the printers turn their accesses into index
+arithmetic on the root buffers like every other access.
 """
 from __future__ import annotations
 
@@ -30,19 +46,38 @@ from ..ir_helpers import owner, root_buffer
 from .copy_loops import copy_nest, spread_copy
 from .work_group_sharing import SINGLE_WORK_ITEM
 
+# The unit attribute of a copy the OpenCL C emitter prints as a work-group async copy.
+ASYNC_COPY = "opencl.async_work_group_copy"
 VECTOR_WIDTH = 16
+RUN_TIME = "run time"       # a row length known only at run time
 VECTOR_ELEMENTS = ("f16", "f32", "f64", "i8", "i16", "i32", "i64")
+# Element types whose global buffers hold another type than their tiles (the printers
+# convert each element): never moved by an async copy.
+CONVERTED_ELEMENTS = ("f16", "bf16")
+
+
+def lower_copies_once(module: ir.Module, bounds_check: bool = False) -> int:
+    """Gives every `memref.copy` of `module`'s kernels its form (module docstring);
+    returns how many were lowered to loops."""
+    return _lower_module(module, marks_async=True, vectors=not bounds_check)
 
 
 def lower_copies(module: ir.Module) -> ir.Module:
-    """Replaces every `memref.copy` of `module`'s kernels by loops (module docstring)."""
-    for op in module.body.operations:
-        if op.operation.name == "func.func":
-            _lower_kernel_copies(op.operation)
+    """Replaces every `memref.copy` left in `module`, marked async copies included, by
+    loops (the SPIR-V stage, which cannot print a work-group async copy)."""
+    _lower_module(module, marks_async=False, vectors=True)
     return module
 
 
-def _lower_kernel_copies(func) -> None:
+def _lower_module(module: ir.Module, marks_async: bool, vectors: bool) -> int:
+    lowered = 0
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            lowered += _lower_kernel_copies(op.operation, marks_async, vectors)
+    return lowered
+
+
+def _lower_kernel_copies(func, marks_async: bool, vectors: bool) -> int:
     copies = []
 
     def collect(op):
@@ -51,21 +86,117 @@ def _lower_kernel_copies(func) -> None:
         return ir.WalkResult.ADVANCE
 
     func.walk(collect, ir.WalkOrder.PRE_ORDER)
-    shared = _work_items(func) > 1
+    one_work_item = _work_items(func) == 1
     divergence = Divergence()
+    lowered = 0
     for copy in copies:
         source, target = copy.operands[0], copy.operands[1]
+        alone = one_work_item or divergence.reaches_some(copy) or \
+            any(divergence.depends_on_work_item(v) or _is_private(v) for v in (source, target))
         with ir.InsertionPoint(copy), copy.location:
-            sizes = _sizes(source, target)
-            if shared and not divergence.reaches_some(copy) and \
-                    not any(divergence.depends_on_work_item(v) for v in (source, target)) and \
-                    not any(_is_private(v) for v in (source, target)):
-                spread_copy(source, target, sizes)
-            else:
-                width = VECTOR_WIDTH if _vector_rows(source, target, sizes[-1] if sizes else None) \
-                    else None
-                copy_nest(source, target, sizes, width)
-        copy.operation.erase()
+            if _lower_copy(copy, alone, one_work_item, marks_async, vectors):
+                copy.operation.erase()
+                lowered += 1
+    return lowered
+
+
+def _lower_copy(copy, alone: bool, one_work_item: bool, marks_async: bool,
+                vectors: bool) -> bool:
+    """Builds the loops of `copy` in front of it, in the first form that applies (module
+    docstring); False where it stays, marked, the work-group's async copy."""
+    source, target = copy.operands[0], copy.operands[1]
+    if vectors and _lower_as_vector_rows(source, target, alone, one_work_item):
+        return True
+    # An async copy is the group's collective: every work-item, the same views.
+    if marks_async and (one_work_item or not alone) and _async_copy(source, target):
+        copy.operation.attributes[ASYNC_COPY] = ir.UnitAttr.get()
+        return False
+    if alone:
+        copy_nest(source, target, _sizes(source, target))
+    else:
+        spread_copy(source, target, _sizes(source, target))
+    return True
+
+
+def _lower_as_vector_rows(source: ir.Value, target: ir.Value, alone: bool,
+                          one_work_item: bool) -> bool:
+    """Builds the copy as rows in vectors, one row where the types prove both sides one
+    dense block, if that form applies (module docstring); False where it does not."""
+    merged = _one_row(source, target)
+    if merged is not None:
+        source, target = merged
+    count = _row_length(source, target)
+    if _vector_rows(source, target, count, alone) or \
+            _tile_vector_rows(source, target, count, one_work_item):
+        copy_nest(source, target, _sizes(source, target), VECTOR_WIDTH)
+        return True
+    if merged is not None:      # built for nothing: no use, no effect
+        for view in reversed(merged):
+            view.owner.erase()
+    return False
+
+
+def _row_length(source: ir.Value, target: ir.Value):
+    """The length of the copy's rows: an int where either side's type knows it, else
+    RUN_TIME; None for a copy of one element (rank 0)."""
+    shapes = [ir.MemRefType(v.type).shape for v in (source, target)]
+    if not shapes[0]:
+        return None
+    known = [n for n in (shapes[0][-1], shapes[1][-1]) if not ir.ShapedType.is_dynamic_size(n)]
+    return known[0] if known else RUN_TIME
+
+
+def _one_row(source: ir.Value, target: ir.Value):
+    """Both sides as one row (`memref.collapse_shape`), or None where a side's type does
+    not prove it one dense row-major block (or the copy is one row already)."""
+    types = [ir.MemRefType(v.type) for v in (source, target)]
+    if types[0].rank < 2 or any(isinstance(v, ir.BlockArgument) for v in (source, target)):
+        return None
+    shape = [_static_or_none(a, b) for a, b in zip(types[0].shape, types[1].shape)]
+    if not all(_dense(t, shape) for t in types):
+        return None
+    group = ir.ArrayAttr.get([ir.ArrayAttr.get(
+        [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in range(len(shape))])])
+    total = ir.ShapedType.get_dynamic_size() if None in shape else _product(shape)
+    return tuple(memref.collapse_shape(_row_type(t, total), v, group)
+                 for t, v in zip(types, (source, target)))
+
+
+def _static_or_none(a: int, b: int):
+    if not ir.ShapedType.is_dynamic_size(a):
+        return a
+    return None if ir.ShapedType.is_dynamic_size(b) else b
+
+
+def _dense(memref_type: ir.MemRefType, shape: list) -> bool:
+    """Whether a view of `shape` (None: known at run time) and `memref_type`'s strides
+    is one row-major block: each stride the product of the sizes after it."""
+    strides = memref_type.get_strides_and_offset()[0]
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if expected is None or stride != expected:
+            return False
+        expected = None if size is None else expected * size
+    return True
+
+
+def _row_type(memref_type: ir.MemRefType, total: int) -> ir.MemRefType:
+    """The type `memref.collapse_shape` gives a dense view collapsed into one row."""
+    offset = memref_type.get_strides_and_offset()[1]
+    layout = None
+    identity = memref_type.layout == ir.AffineMapAttr.get(
+        ir.AffineMap.get_identity(memref_type.rank))
+    if not (identity and offset == 0):
+        layout = ir.StridedLayoutAttr.get(offset, [1])
+    return ir.MemRefType.get([total], memref_type.element_type, layout,
+                             memref_type.memory_space)
+
+
+def _product(values: list) -> int:
+    total = 1
+    for value in values:
+        total *= value
+    return total
 
 
 def _work_items(func) -> int:
@@ -95,25 +226,91 @@ def _sizes(source: ir.Value, target: ir.Value) -> list:
 
 
 def _is_private(view: ir.Value) -> bool:
+    return _root_op(view) == "memref.alloca"
+
+
+def _is_tile(view: ir.Value) -> bool:
+    """A view of a work-group tile (`memref.alloc`: a __local array)."""
+    return _root_op(view) == "memref.alloc"
+
+
+def _is_global(view: ir.Value) -> bool:
+    """A view of a kernel argument (a __global buffer)."""
+    return isinstance(root_buffer(view), ir.BlockArgument)
+
+
+def _root_op(view: ir.Value) -> str | None:
     defining = owner(root_buffer(view))
-    return defining is not None and defining.name == "memref.alloca"
+    return None if defining is None else defining.name
 
 
-def _vector_rows(source: ir.Value, target: ir.Value, count) -> bool:
-    """Whether rows of `count` elements move as vectors: unit stride on both sides, one
-    element type with a vector form, rows that can reach VECTOR_WIDTH (`count` itself,
-    else the row pitch of each side whose pitch is known)."""
-    types = [ir.MemRefType(v.type) for v in (source, target)]
-    if count is None or types[0].element_type != types[1].element_type or \
-            str(types[0].element_type) not in VECTOR_ELEMENTS:
-        return False
-    strides = [t.get_strides_and_offset()[0] for t in types]
-    if any(s[-1] != 1 for s in strides):
+def _unit_strides(*views: ir.Value) -> bool:
+    return all(ir.MemRefType(v.type).get_strides_and_offset()[0][-1] == 1 for v in views)
+
+
+def _element(view: ir.Value) -> str:
+    return str(ir.MemRefType(view.type).element_type)
+
+
+def _vector_rows(source: ir.Value, target: ir.Value, count, alone: bool) -> bool:
+    """A copy one work-item makes alone, in rows that move as vectors: unit stride on
+    both sides, one element type with a vector form, rows that can reach VECTOR_WIDTH
+    (`count` itself, else the row pitch of each side whose pitch is known)."""
+    if not alone or count is None or _element(source) != _element(target) or \
+            _element(source) not in VECTOR_ELEMENTS or not _unit_strides(source, target):
         return False
     if isinstance(count, int):
         return count >= VECTOR_WIDTH
+    strides = [ir.MemRefType(v.type).get_strides_and_offset()[0] for v in (source, target)]
     pitches = [s[-2] for s in strides if len(s) >= 2 and not ir.ShapedType.is_dynamic_size(s[-2])]
     return all(pitch >= VECTOR_WIDTH for pitch in pitches)
+
+
+def _tile_vector_rows(source: ir.Value, target: ir.Value, count, one_work_item: bool) -> bool:
+    """Rows between a global buffer and a work-group tile that move as vectors: unit
+    stride on both sides; f16 in any group, other element types with a vector form in
+    groups of one work-item; rows that can reach VECTOR_WIDTH (`count` itself, else the
+    tile's row pitch, else the whole tile's size)."""
+    if _is_global(source) and _is_tile(target):
+        tile = target
+    elif _is_tile(source) and _is_global(target):
+        tile = source
+    else:
+        return False
+    element = _element(source)
+    if count is None or element != _element(target) or element not in VECTOR_ELEMENTS or \
+            not _unit_strides(source, target) or (element != "f16" and not one_work_item):
+        return False
+    return _longest_row(tile, count) >= VECTOR_WIDTH
+
+
+def _longest_row(tile: ir.Value, count) -> int:
+    """An upper bound of the row length `count` of a copy into or out of `tile`: the
+    count itself, else the tile's row pitch, else its size."""
+    if isinstance(count, int):
+        return count
+    tile_type = ir.MemRefType(tile.type)
+    if tile_type.rank >= 2:
+        pitch = tile_type.get_strides_and_offset()[0][-2]
+        if not ir.ShapedType.is_dynamic_size(pitch):
+            return pitch
+    return _product(ir.MemRefType(root_buffer(tile).type).shape)
+
+
+def _async_copy(source: ir.Value, target: ir.Value) -> bool:
+    """Whether the copy is one the OpenCL C emitter prints as a work-group async copy:
+    between a global buffer and a work-group tile, of one element type its buffers hold
+    unconverted, with unit stride on the tile's side."""
+    if _is_global(source) and _is_tile(target):
+        tile = target
+    elif _is_tile(source) and _is_global(target):
+        tile = source
+    else:
+        return False
+    element = _element(source)
+    return ir.MemRefType(tile.type).rank > 0 and element == _element(target) and \
+        element not in CONVERTED_ELEMENTS and not element.startswith("f8") and \
+        _unit_strides(tile)
 
 
 class Divergence:

@@ -25,6 +25,7 @@ from mlir import ir, passmanager
 
 from .barrier_negations import negate_by_fma
 from .block_ownership import align_to_blocks
+from .copy_lowering import lower_copies_once
 from .branch_tiles import share_branch_tiles
 from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
 from .fill_forwarding import forward_fills
@@ -61,7 +62,9 @@ class PipelineConfig:
     results they never read with non-temporal stores (streaming_stores.py); `quirks`:
     the target's device quirks (triton_spirv/target.py) the GPU shape works around;
     `local_mem_bytes`: the target's local memory, which padded tiles must still fit
-    (local_padding.py)."""
+    (local_padding.py); `bounds_check`: the kernel is bounds-checked (launcher/bounds.py),
+    so copies keep element accesses, which the emitter checks one by one
+    (copy_lowering.py)."""
     work_items: int = 1
     program_loops: bool = False
     streaming_stores: bool = False
@@ -70,10 +73,12 @@ class PipelineConfig:
     min_sub_group_size: int = 1
     quirks: tuple[str, ...] = ()
     local_mem_bytes: int | None = None
+    bounds_check: bool = False
 
     @classmethod
     def for_target(cls, target, work_items: int, program_loops: bool = True,
-                   streaming_stores: bool = True, collectives: bool = True) -> "PipelineConfig":
+                   streaming_stores: bool = True, collectives: bool = True,
+                   bounds_check: bool = False) -> "PipelineConfig":
         """The config for a target description (triton_spirv/target.py) and a work-group
         of `work_items`; the flags are the kernel's options, each taken where the target
         supports it."""
@@ -83,7 +88,8 @@ class PipelineConfig:
                    collectives=collectives and bool(target.work_group_collectives),
                    sub_groups=collectives and bool(target.sub_group_functions),
                    min_sub_group_size=min(target.sub_group_sizes, default=1),
-                   quirks=tuple(target.quirks), local_mem_bytes=target.local_mem_bytes)
+                   quirks=tuple(target.quirks), local_mem_bytes=target.local_mem_bytes,
+                   bounds_check=bounds_check)
 
     @property
     def shares_work_group(self) -> bool:
@@ -158,6 +164,13 @@ def _elementwise_vectors(module: ir.Module, config: PipelineConfig, _analyses: d
     return vectorize_elementwise(module)
 
 
+def _copy_lowering(module: ir.Module, config: PipelineConfig, _analyses: dict) -> int:
+    """Every copy in its one form for all printers (copy_lowering.py): rows in vectors
+    (not in bounds-checked kernels), marked work-group async copies, copies shared by a
+    group's work-items, element loops."""
+    return lower_copies_once(module, config.bounds_check)
+
+
 def _local_padding(module: ir.Module, config: PipelineConfig, _analyses: dict) -> int:
     return pad_local_tiles(module, config.local_mem_bytes)
 
@@ -210,7 +223,9 @@ WORK_GROUP_SHARING = (
 #   barriers (after the canonicalize that would undo them), streaming stores (CPU shape;
 #   lower-affine's vector.store has no nontemporal flag to keep), branch tiles, local
 #   padding (GPU shape: __local tiles read along their columns get rows padded off the
-#   same bank) and program loops (CPU shape).
+#   same bank) and program loops (CPU shape);
+# - last, every copy in its one form (copy lowering): after every rewrite that matches
+#   copies, and after program loops, whose loop makes no copy divergent.
 PASSES = (
     upstream("canonicalize"),
     upstream("cse"),
@@ -249,6 +264,7 @@ PASSES = (
          lambda config: config.has_quirk("fneg_across_barrier")),
     Pass("program-loops", _module_rewrite(loop_programs),
          lambda config: config.program_loops and not config.shares_work_group),
+    Pass("copy-lowering", _copy_lowering),
 )
 
 # Names that stand for several passes, run in order (the FileCheck tests' `// PASS:`).

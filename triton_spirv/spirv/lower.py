@@ -2,8 +2,8 @@
 
     calls_to_stand_ins (opencl_std.py)  math ops and libdevice builtins that are one OpenCL.std
                                         instruction without a dialect op: calls of stand-ins
-    lower_copies (memref_stage/         memref.copy -> loops of loads and stores, shared by
-      copy_lowering.py)                 the work-items of a group between barriers
+    lower_copies (memref_stage/         the copies the memref stage left as work-group async
+      copy_lowering.py)                 copies -> loops shared by the group between barriers
     flatten_buffers (flatten.py)        views -> flat buffers, index arithmetic
     fp8_values_as_f32 (fp8.py)          fp8 buffers as i8, values as f32, conversions as bit
                                         arithmetic (the OpenCL C emitter's helpers)
@@ -35,8 +35,9 @@ OpenCL C emitter prints as builtins or helpers, other than those opencl_std.py t
 are an error before the flattening.
 
 Everything runs through the MLIR Python bindings in one context. Upstream's spirv
-dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so `memref.copy` becomes loops
-(memref_stage/copy_lowering.py), shared by the work-items of a group.
+dialect has no OpGroupAsyncCopy/OpGroupWaitEvents, so the copies the memref stage
+leaves as marked async copies (memref_stage/copy_lowering.py; it lowers every other
+copy itself) become loops, shared by the work-items of a group.
 """
 from __future__ import annotations
 
