@@ -14,6 +14,10 @@ loops handed to LLVM's loop vectorizer). Without the doubled barrier
 int`, the default method computes this kernel right, but the doubling is what
 test_device_quirks.py::test_early_return_rows needs. Not fixed yet: expected to fail
 on devices with that quirk."""
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 import triton
@@ -43,11 +47,7 @@ def _lost_on_this_device():
     return resolve_target("gpu").has_quirk(QUIRK)
 
 
-@pytest.mark.parametrize("m, n", [(5, 7), (5, 8), (4, 8), (3, 6)])
-def test_store_after_max_return(m, n, monkeypatch, request):
-    monkeypatch.delenv(TARGET_ENV, raising=False)
-    if _lost_on_this_device():
-        request.applymarker(pytest.mark.xfail(strict=False, reason="PoCL loses the store (not fixed)"))
+def _run_case(m, n):
     torch.manual_seed(0)
     x = torch.randint(-20, 20, (m, n), dtype=torch.int16)
     o = torch.full((m, n), 7, dtype=torch.float16)
@@ -58,3 +58,27 @@ def test_store_after_max_return(m, n, monkeypatch, request):
     torch.testing.assert_close(o, expected)
     rows = torch.nn.functional.pad(x, (0, 0, 0, 2 * o2.shape[0] - m), value=1).half()
     torch.testing.assert_close(o2, rows.view(-1, 2, n).max(1).values)
+
+
+def _run_case_in_a_child(m, n) -> subprocess.CompletedProcess:
+    """The miscompiled kernel at times corrupts PoCL's heap too (the finding
+    pocl_gpu_early_return_heap_corruption.py): where the quirk applies the case runs in
+    a child process, whose crash must not end the test run."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = (f"import sys; sys.path.insert(0, {here!r}); "
+            f"import test_pocl_early_return_store as t; t._run_case({m}, {n})")
+    env = {k: v for k, v in os.environ.items() if k != TARGET_ENV}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.mark.parametrize("m, n", [(5, 7), (5, 8), (4, 8), (3, 6)])
+def test_store_after_max_return(m, n, monkeypatch):
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    if not _lost_on_this_device():
+        _run_case(m, n)
+        return
+    child = _run_case_in_a_child(m, n)
+    if child.returncode != 0:
+        last = (child.stderr.strip().splitlines() or ["(no output)"])[-1]
+        pytest.xfail(f"PoCL loses the store (not fixed): rc {child.returncode}, {last}")
