@@ -121,7 +121,7 @@ def test_flatten_shared_copy_uses_every_work_item_between_barriers():
     out = _rewritten(text, copies_then_flatten)
     assert out.count("gpu.barrier") == 2
     assert "gpu.thread_id  x" in out and "gpu.block_dim  x" in out
-    assert "arith.divui" in out and "arith.remui" in out
+    assert "arith.divsi" in out and "arith.remsi" in out
 
 
 def test_flatten_private_arrays_and_copies_under_a_branch_stay_with_one_work_item():
@@ -234,7 +234,7 @@ def test_flatten_copy_of_one_work_item_moves_rows_in_vectors():
     assert out.count("vector.load") == 1 and "vector<16xf32>" in out
     assert out.count("vector.store") == 1
     # rows, the vectors of a row (n / 16 * 16 elements, step 16), the rest of the row
-    assert out.count("scf.for") == 3 and "arith.divui" in out
+    assert out.count("scf.for") == 3 and "arith.divsi" in out
     assert out.count("memref.load") == 2 and out.count("memref.store") == 2  # rest + load/store below
     assert "vector." not in _rewritten(VIEWS_AND_COPY, copies_then_flatten)
     shared = text.replace("func.func @k(%x: memref<?xf32>, %off: index, %n: index) {",

@@ -106,8 +106,8 @@ def test_rows_share_the_work_group_and_keep_the_combine_order():
     # 32 lanes per row (4 rows), one element each; two operands, two total arrays
     assert "arith.remui %thread_id_x, %c32" in out and "arith.divui %thread_id_x, %c32" in out
     assert out.count("memref.alloc() : memref<2x128xf32>") == 2
-    # the totals, 5 steps (the emitter puts one before the copy out)
-    assert out.count("gpu.barrier") == 1 + 5, out
+    # the totals, 5 steps, and one before the copy out (the barrier analysis places it)
+    assert out.count("gpu.barrier") == 1 + 5 + 1, out
     # the scan walks the row from its end: element 31 - k of row `slot`
     assert re.search(r"arith.subi %c31, %\w+ : index", out)
     # in every combine, the earlier tuple's `a` multiplies the later one's:
@@ -119,7 +119,9 @@ def test_rows_share_the_work_group_and_keep_the_combine_order():
 
 def test_more_rows_than_work_items_scan_whole_rows_in_rounds():
     out = rewrite(RECURRENCE_2D_REVERSE.replace("ROWS", "256"))
-    assert "gpu.barrier" not in out and "memref<2x128xf32>" not in out
+    # no barrier of a scan: only the one before the copy out (the barrier analysis')
+    assert out.count("gpu.barrier") == 1 and "memref<2x128xf32>" not in out
+    assert out.index("gpu.barrier") > out.rindex("scf.for")
     # rows lid, lid + 128: two rounds of the serial loop
     assert re.search(r"scf.for %\w+ = %c0 to %c2 step %c1", out), out
     assert re.search(r"arith.muli %\w+, %c128", out)
@@ -269,7 +271,8 @@ def test_scans_are_race_free_under_oclgrind(tmp_path, case):
         args, result = [a, b, np.zeros_like(a)], 2
         expected = _recurrence(torch.from_numpy(a), torch.from_numpy(b), 1, True).numpy()
     # before the scan, after the totals and after each step (5 for 32 lanes a row, 7 for 128)
-    assert compiled.asm["cl"].count("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)") >= 7
+    # (local-only fences where only __local memory is shared, else both)
+    assert compiled.asm["cl"].count("barrier(CLK_LOCAL_MEM_FENCE") >= 7
     assert_race_free(tmp_path, compiled, (1, 1, 1), args, result, expected)
 
 
