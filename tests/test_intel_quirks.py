@@ -193,12 +193,15 @@ def test_i8_private_array_in_spirv(platform):
     ttir = constant_int8_tile[(1,)](out, M, N, BM=32, BN=32, num_warps=1).asm["ttir"]
     linalg = ttir_to_linalg_text(ttir, versioning_allowed=False, lane_reductions=False)
     memref = linalg_to_memref_text(linalg, work_items=32)
-    for quirks in (("i8_private_arrays",), ()):
-        got = _run_spirv(platform, memref_to_spirv(memref, quirks=quirks), M, N)
-        if quirks or not _has_quirk(platform, "i8_private_arrays"):
-            np.testing.assert_array_equal(got, np.ones(M * N, np.int8))
-        else:
-            assert not np.array_equal(got, np.ones(M * N, np.int8))
+    # The quirk's form is right everywhere. The plain form is run too but not judged:
+    # whether Intel's consumer loses its stores depends on how the memref stage lays
+    # out the tile's copies (since copies are lowered in the memref stage this kernel's
+    # plain form computes right); the finding's script shows the fault.
+    got = _run_spirv(platform, memref_to_spirv(memref, quirks=("i8_private_arrays",)), M, N)
+    np.testing.assert_array_equal(got, np.ones(M * N, np.int8))
+    got = _run_spirv(platform, memref_to_spirv(memref, quirks=()), M, N)
+    if not _has_quirk(platform, "i8_private_arrays"):
+        np.testing.assert_array_equal(got, np.ones(M * N, np.int8))
 
 
 def _run_spirv(platform, module, M: int, N: int) -> np.ndarray:

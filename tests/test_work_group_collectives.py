@@ -25,6 +25,10 @@ def no_target_override(monkeypatch):
     # The work-group collectives' form: devices with sub-group functions would reduce
     # through those instead (tests/test_sub_group_reductions.py).
     monkeypatch.setenv(SUB_GROUPS_ENV, "0")
+    # The variable is read when a kernel compiles, and Triton keeps a JIT function's
+    # kernels in memory: test_sub_group_reductions.py compiles this file's kernel with
+    # sub-groups in the same process.
+    row_reduce_kernel.device_caches.clear()
 
 
 def device_has_collectives() -> bool:
