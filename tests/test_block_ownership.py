@@ -247,8 +247,9 @@ def test_tiles_of_sequential_stages_share_memory_behind_a_barrier():
     # iteration (it carries a value across iterations), so e, later in the same body,
     # gets memory of its own.
     assert out.count("memref.alloc() : memref<256xf32>") == 2, out
-    # every work-item reads the tile's elements in reverse: after each copy into it, a
-    # barrier before the readers (the emitter puts one before each collective copy,
-    # which orders the copy after the previous readers)
+    # every work-item reads the tile's elements in reverse: a barrier before each copy
+    # into it orders the copy after the previous readers (the barrier analysis places
+    # it, and marks the copy so), and the copy's wait completes it for every reader
     assert out.count("gpu.barrier") == 4, out
-    assert re.search(r"memref.copy %reinterpret_cast, %alloc : .*\n.*\n\s+gpu.barrier", out), out
+    assert re.search(r"gpu.barrier\n\s+memref.copy %reinterpret_cast, %alloc "
+                     r"\{opencl.copy_barriers_placed\}", out), out
