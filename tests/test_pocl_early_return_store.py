@@ -2,18 +2,19 @@
 reduction (tests/fuzz/findings/pocl_gpu_early_return_after_max_store_lost.py, reduced).
 
 The masked fp16 store is made by work-item 0 alone (`if (lid == 0)`), reading the
-int64 offsets that all work-items wrote to a `__local long` tile just before the
-barrier pair that quirk barrier_in_uniform_branch puts inside the early return's
-else branch; a second barrier pair and work after it (the max over rows) follow.
-PoCL reads the tile as zeros there and the store never lands; Intel's runtime and
-Oclgrind (--data-races --uninitialized) compute the same OpenCL C right. PoCL
-computes the same OpenCL C right too with POCL_WORK_GROUP_METHOD=loops or cbs (set
-when the process starts): the fault is in its default `loopvec` method (work-item
-loops handed to LLVM's loop vectorizer). Without the doubled barrier
-(TRITON_SPIRV_QUIRKS_OFF=barrier_in_uniform_branch), or with the tile as `__local
-int`, the default method computes this kernel right, but the doubling is what
-test_device_quirks.py::test_early_return_rows needs. Not fixed yet: expected to fail
-on devices with that quirk."""
+int64 offsets that all work-items wrote to a `__local long` tile just before a barrier;
+the max over rows follows behind another. With those barriers inside the early
+return's else branch (the plain form, doubled or not), PoCL's default work-group method
+(`loopvec`) reads the tile as zeros and the store never lands; Intel's runtime and
+Oclgrind (--data-races --uninitialized) compute the same OpenCL C right, and so does
+PoCL with POCL_WORK_GROUP_METHOD=loops or cbs (a process-wide setting). The quirk
+barrier_in_uniform_branch splits such a branch at its barriers
+(memref_stage/branch_barrier_splitting.py): every barrier at the kernel's top level,
+the stretches between them guarded by the branch's condition. Asserted on every
+device: where the quirk applies, the form without barriers in branches; elsewhere the
+plain form. Each case runs in a child process, as a miscompiled kernel once corrupted
+PoCL's heap (pocl_gpu_early_return_heap_corruption.py): a crash fails the case, not
+the whole run."""
 import os
 import subprocess
 import sys
@@ -43,7 +44,7 @@ def store_after_max_return(x, o, o2, M, N, BM: tl.constexpr, BN: tl.constexpr):
     tl.store(o2 + pid_m * N + rn, tl.max(v2, axis=0), mask=mn)
 
 
-def _lost_on_this_device():
+def _has_the_quirk():
     return resolve_target("gpu").has_quirk(QUIRK)
 
 
@@ -61,9 +62,8 @@ def _run_case(m, n):
 
 
 def _run_case_in_a_child(m, n) -> subprocess.CompletedProcess:
-    """The miscompiled kernel at times corrupts PoCL's heap too (the finding
-    pocl_gpu_early_return_heap_corruption.py): where the quirk applies the case runs in
-    a child process, whose crash must not end the test run."""
+    """The case in a child process, on the device in use, whose crash must not end the
+    test run."""
     here = os.path.dirname(os.path.abspath(__file__))
     code = (f"import sys; sys.path.insert(0, {here!r}); "
             f"import test_pocl_early_return_store as t; t._run_case({m}, {n})")
@@ -73,12 +73,16 @@ def _run_case_in_a_child(m, n) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("m, n", [(5, 7), (5, 8), (4, 8), (3, 6)])
-def test_store_after_max_return(m, n, monkeypatch):
-    monkeypatch.delenv(TARGET_ENV, raising=False)
-    if not _lost_on_this_device():
-        _run_case(m, n)
-        return
+def test_store_after_max_return(m, n):
     child = _run_case_in_a_child(m, n)
-    if child.returncode != 0:
-        last = (child.stderr.strip().splitlines() or ["(no output)"])[-1]
-        pytest.xfail(f"PoCL loses the store (not fixed): rc {child.returncode}, {last}")
+    assert child.returncode == 0, child.stderr[-3000:]
+
+
+def test_the_quirk_form_keeps_barriers_out_of_branches(monkeypatch):
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    from tests.test_device_quirks import barriers_in_branches
+    x = torch.zeros(4, 8, dtype=torch.int16)
+    o = torch.zeros(4, 8, dtype=torch.float16)
+    compiled = store_after_max_return[(2,)](x, o, o, 4, 8, BM=2, BN=8, num_warps=1,
+                                            opencl_target="gpu")
+    assert (barriers_in_branches(compiled.asm["cl"]) == 0) == _has_the_quirk()

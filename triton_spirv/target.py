@@ -166,10 +166,13 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 _POCL_QUIRKS = (
     Quirk("barrier_in_uniform_branch", "pocl", None,
           "work between two barriers inside a uniform branch holding barriers never "
-          "lands (early-returning programs' elementwise stores before a tl.sum; GPU shape)",
-          "every barrier inside such a branch is followed by a second one "
-          "(memref_stage/work_group_sharing.py, _double_barriers_in_branches)",
-          "tests/test_device_quirks.py::test_early_return_rows"),
+          "lands, or reads __local tiles as zeros (early-returning programs' stores "
+          "after a reduction; GPU shape)",
+          "such a branch is split at its barriers: guarded stretches, the barriers "
+          "outside (memref_stage/branch_barrier_splitting.py); one it cannot split gets "
+          "each barrier doubled (work_group_barriers.py, double_barriers_in_branches)",
+          "tests/test_device_quirks.py::test_early_return_rows, "
+          "tests/test_pocl_early_return_store.py"),
     Quirk("one_sided_barrier_branch", "pocl", None,
           "the work-group compiler crashes on an if whose one branch holds barriers and "
           "the other none",

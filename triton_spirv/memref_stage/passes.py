@@ -25,6 +25,7 @@ from mlir import ir, passmanager
 
 from .barrier_negations import negate_by_fma
 from .block_ownership import align_to_blocks
+from .branch_barrier_splitting import split_barrier_branches
 from .copy_lowering import lower_copies_once
 from .branch_tiles import share_branch_tiles
 from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
@@ -254,6 +255,8 @@ PASSES = (
     upstream("lower-affine"),
     upstream("canonicalize"),
     upstream("cse"),
+    Pass("branch-barrier-splitting", _module_rewrite(split_barrier_branches),
+         _gpu_quirk("barrier_in_uniform_branch")),
     Pass("double-barriers", _module_rewrite(double_barriers_in_branches),
          _gpu_quirk("barrier_in_uniform_branch")),
     Pass("streaming-stores", _module_rewrite(stream_stores),
