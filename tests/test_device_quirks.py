@@ -135,3 +135,35 @@ def test_default_order_puts_pocl_first():
     cpu = SimpleNamespace(name="cpu", driver_version="1.0")
     found = [(0, 0, intel, cpu), (1, 0, pocl, cpu), (1, 1, pocl, cpu), (2, 0, intel, cpu)]
     assert [c[:2] for c in _default_order(found)] == [(1, 0), (1, 1), (0, 0), (2, 0)]
+
+
+# ---------------------------------------------------------------------------------------
+# The HLO frontend's kernels get the device's quirks too
+
+
+def test_hlo_kernels_are_lowered_with_the_device_quirks(monkeypatch):
+    import numpy as np
+
+    from triton_spirv.hlo import passes, read_hlo
+    from triton_spirv.hlo.runtime import ModuleRunner
+    from triton_spirv.hlo.target import emit_target
+    seen = []
+    real = dict(passes.PASSES)["memref"]
+
+    def recording(module, config):
+        seen.append(config)
+        return real(module, config)
+    monkeypatch.setattr(passes, "PASSES", [(name, recording if name == "memref" else step)
+                                           for name, step in passes.PASSES])
+    text = """HloModule negate_rows, entry_computation_layout={(f32[3,5]{1,0})->f32[3,5]{1,0}}
+
+ENTRY %main (x: f32[3,5]) -> f32[3,5] {
+  %x = f32[3,5]{1,0} parameter(0)
+  ROOT %n = f32[3,5]{1,0} negate(%x)
+}
+"""
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    (out,) = ModuleRunner(read_hlo(text)).run([x])
+    np.testing.assert_array_equal(np.asarray(out), -x)
+    assert seen and all(c.quirks == emit_target().description.quirks for c in seen)
+    assert not any(c.shares_work_group for c in seen)

@@ -153,10 +153,11 @@ def _compile_fusion(name: str, computation, source_path: str | None,
         kernels = []
         for plan in plans:
             stages = _StageRecorder(emitter_seconds) if keep_stages else None
-            run_passes(plan.module, stages)
+            quirks = target.description.quirks
+            run_passes(plan.module, stages, quirks)
             emitted = emit_opencl(plan.module)
             check_kernel_fits(emitted, target.description)
-            spirv = _spirv_module(plan.module, emitted.name, program)
+            spirv = _spirv_module(plan.module, emitted.name, program, quirks)
             kernels.append(CompiledKernel(
                 emitted.name, plan, emitted.source, emitted.arg_types, emitted.local_size,
                 emitted.local_mem_bytes, stages=stages.texts if stages else {},
@@ -193,10 +194,11 @@ class _StageRecorder:
         return self.seconds
 
 
-def _spirv_module(module, name: str, program: str):
-    """The kernel's SPIR-V module when the device gets SPIR-V (launcher/il.py), else None."""
+def _spirv_module(module, name: str, program: str, quirks: tuple[str, ...]):
+    """The kernel's SPIR-V module when the device gets SPIR-V (launcher/il.py), else None;
+    `quirks`: the device's, which the SPIR-V lowering works around."""
     from ..stages import print_module, spirv_for_kernel
-    return spirv_for_kernel(print_module(module), name, program)
+    return spirv_for_kernel(print_module(module), name, program, quirks=tuple(quirks))
 
 
 def kernel_name(instr) -> str:

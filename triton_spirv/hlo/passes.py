@@ -16,10 +16,13 @@ functions on tensors), these passes run, in order:
      become one `vector.transfer_read` (vloadN) and V `vector.extract`s.
   6. `pack-lane-accumulators` (lanes.py): the row reduction's lane loops carry one
      vector per accumulator instead of V scalars where the lanes compute alike.
-  7. the shared Linalg -> memref pipeline (`triton_spirv.memref_stage.pipeline.lower_to_memref`).
+  7. the shared Linalg -> memref pipeline (`triton_spirv.memref_stage.pipeline.lower_to_memref`),
+     in the CPU shape (the emitters lay out work-items themselves) with the device's
+     quirks: those whose passes apply to kernels of any shape (an Intel runtime's
+     barrier-negations) work around its bugs in these kernels too.
 
-`run_passes(module, dump)` calls `dump(stage_name, module_text)` after each step, as
-the seed's reproducer dumps the IR after each pass.
+`run_passes(module, dump, quirks)` calls `dump(stage_name, module_text)` after each
+step, as the seed's reproducer dumps the IR after each pass.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from mlir import ir, passmanager
 from mlir.dialects import arith, tensor, vector
 
 from ..ir_dump import dump_after
-from ..memref_stage.pipeline import lower_to_memref  # the shared stage
+from ..memref_stage.pipeline import PipelineConfig, lower_to_memref  # the shared stage
 from ..ir_helpers import remap_operands
 from .lanes import pack_lane_accumulators
 
@@ -239,13 +242,19 @@ PASSES: list[tuple[str, Callable]] = [
 ]
 
 
-def run_passes(module: ir.Module, dump: Callable[[str, str], None] | None = None) -> ir.Module:
+def run_passes(module: ir.Module, dump: Callable[[str, str], None] | None = None,
+               quirks: tuple[str, ...] = ()) -> ir.Module:
+    """The steps above; `quirks`: the target device's (triton_spirv/target.py)."""
+    memref_config = PipelineConfig(quirks=tuple(quirks))
     with module.context:
         dump_after("hlo-emitter", module)
         if dump:
             dump("emitted", _text(module))
         for name, step in PASSES:
-            step(module)
+            if name == "memref":
+                step(module, memref_config)
+            else:
+                step(module)
             if name != "memref":  # lower_to_memref dumps after each of its passes
                 dump_after(f"hlo-{name}", module)
             if dump:
