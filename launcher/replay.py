@@ -33,6 +33,14 @@ With `--sync-async-copies`, kernels written for one work-item per group get a
 Oclgrind counts the work-group's copy and the work-item's own accesses of the same
 `__local` tile as a race without one.
 
+With `--recheck-unoptimized`, a recording whose buffers differ is replayed once more
+built with `-cl-opt-disable`; where that replay matches, the result is ok and carries
+the first replay's problems as `optimized_only`. Oclgrind 21.10 evaluates a
+zero-extension of an i1 vector, which LLVM makes of `-(a < b)` and `(a < b) & 1` on
+vectors, as the i1's byte pattern (255, -1 as a char): a kernel that converts a vector
+comparison to 0/1 compares wrong under it, right unoptimized and on every device
+(tests/test_oclgrind.py shows it on a small kernel).
+
 This file is standalone on purpose: run as a script it imports only the standard
 library, numpy and pyopencl (a process under Oclgrind cannot load Triton's LLVM).
 """
@@ -269,8 +277,10 @@ def sync_async_copies(source, local_size):
     return _SYNC_COPY + _SYNC_STRIDED_COPY + source
 
 
-def replay(path, cl=None, context=None, queue=None, expand_strided=False, sync_copies=False):
-    """Run one recording; -> {"name", "ok", "problems": [...]}."""
+def replay(path, cl=None, context=None, queue=None, expand_strided=False, sync_copies=False,
+           extra_options=()):
+    """Run one recording; -> {"name", "ok", "problems": [...]}. `extra_options`: build
+    options after the recorded ones."""
     if cl is None:
         import pyopencl as cl
     with open(os.path.join(path, "launch.json")) as f:
@@ -286,7 +296,7 @@ def replay(path, cl=None, context=None, queue=None, expand_strided=False, sync_c
         source = expand_strided_copies(source)
     if sync_copies:
         source = sync_async_copies(source, meta["local_size"])
-    program = cl.Program(context, source).build(options=meta["build_options"])
+    program = cl.Program(context, source).build(options=meta["build_options"] + list(extra_options))
     kernel = cl.Kernel(program, meta["name"])
     mf = cl.mem_flags
     snapshots, elements = {}, {}
@@ -323,6 +333,15 @@ def replay(path, cl=None, context=None, queue=None, expand_strided=False, sync_c
     return {"name": os.path.basename(path), "kernel": meta["name"], "ok": not problems, "problems": problems}
 
 
+def _recheck_unoptimized(result, path, cl, context, queue, expand, sync):
+    """`result` again from a build with -cl-opt-disable (--recheck-unoptimized): ok,
+    with the first problems as `optimized_only`, where that build matches."""
+    unoptimized = replay(path, cl, context, queue, expand, sync, extra_options=("-cl-opt-disable",))
+    if not unoptimized["ok"]:
+        return result
+    return dict(unoptimized, optimized_only=result["problems"])
+
+
 def main(argv):
     import pyopencl as cl
 
@@ -331,10 +350,13 @@ def main(argv):
     queue = cl.CommandQueue(context, device)
     expand = "--expand-strided-copies" in argv
     sync = "--sync-async-copies" in argv
+    recheck = "--recheck-unoptimized" in argv
     status = 0
     for path in [a for a in argv if not a.startswith("--")]:
         try:
             result = replay(path, cl, context, queue, expand, sync)
+            if recheck and not result["ok"]:
+                result = _recheck_unoptimized(result, path, cl, context, queue, expand, sync)
         except Exception as exc:  # report and go on with the next recording
             result = {"name": os.path.basename(path), "ok": False, "problems": [f"{type(exc).__name__}: {exc}"]}
         status |= not result["ok"]

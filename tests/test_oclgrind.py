@@ -17,6 +17,9 @@ work-item per group (nothing else can race there, and PoCL compiles barriers in 
 very slowly); Oclgrind would count the group's copy and the work-item's own accesses
 to the tile as races, so the replay adds those barriers (--sync-async-copies);
 test_single_work_item_async_copy_needs_the_barrier shows what Oclgrind says without.
+Oclgrind 21.10 computes the zero-extension of an i1 vector (LLVM's form of
+`-(a < b)` on vectors) as 255, so a recording whose buffers differ is replayed again
+unoptimized (--recheck-unoptimized; test_oclgrind_i1_vector_quirk).
 """
 
 import json
@@ -73,7 +76,10 @@ def _split_messages(text):
     return [m.strip() for m in text.split("\n\n") if m.strip()]
 
 
-def run_under_oclgrind(paths, timeout=600, replay_args=("--expand-strided-copies", "--sync-async-copies")):
+REPLAY_ARGS = ("--expand-strided-copies", "--sync-async-copies", "--recheck-unoptimized")
+
+
+def run_under_oclgrind(paths, timeout=600, replay_args=REPLAY_ARGS):
     """Replay recordings under Oclgrind: -> (results by name, diagnostics by name, environment)."""
     if not paths:
         return {}, {}, {}
@@ -225,6 +231,28 @@ def test_oclgrind_strided_copy_quirk(tmp_path):
     assert any(m.startswith("Uninitialized value written") for m in diagnostics["quirk"]), diagnostics
     results, diagnostics, _env = run_under_oclgrind([path])
     assert results["quirk"]["ok"] and not diagnostics["quirk"], (results, diagnostics)
+
+
+def test_oclgrind_i1_vector_quirk(tmp_path):
+    """A correct kernel that Oclgrind 21.10 computes wrong when it is optimized: a
+    vector comparison made 0/1 (as the emitter converts an i1 vector to integers) is
+    255 there, 1 on every device and under Oclgrind unoptimized: the reason for
+    --recheck-unoptimized. If the first assertion fails, Oclgrind has been fixed and the
+    option can go."""
+    import numpy as np
+
+    values = np.linspace(-4, 4, 16).astype(np.float32)
+    ones = (values < 0.5).astype(np.int32)
+    path = _hand_recording(str(tmp_path / "flags"), "flags", """
+        __kernel void flags(__global float* x, __global int* out) {
+          int16 below = vload16(0, x) < (float16)(0.5f);
+          vstore16(-below, 0, out);
+        }""", (1,), [(0, values.tobytes(), "fp32"), (1, ones.tobytes(), "i32")])
+    results, _diagnostics, _env = run_under_oclgrind([path], replay_args=())
+    assert not results["flags"]["ok"], results["flags"]
+    results, diagnostics, _env = run_under_oclgrind([path])
+    assert results["flags"]["ok"] and not diagnostics["flags"], (results, diagnostics)
+    assert results["flags"]["optimized_only"], results["flags"]
 
 
 def test_single_work_item_async_copy_needs_the_barrier(tmp_path):

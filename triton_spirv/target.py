@@ -173,6 +173,13 @@ _POCL_QUIRKS = (
           "each barrier doubled (work_group_barriers.py, double_barriers_in_branches)",
           "tests/test_device_quirks.py::test_early_return_rows, "
           "tests/test_pocl_early_return_store.py"),
+    Quirk("register_blocks_beside_private_loops", "pocl", None,
+          "a work-group-shared loop of float16 register blocks (tl.dot's micro-kernel) "
+          "followed, before the next barrier, by loops over private arrays computes "
+          "wrong sums (GPU shape, 3 of 24 matmul configs; right at -cl-opt-disable)",
+          "GPU-shape register blocks at most 8 floats a row, of up to 8 rows "
+          "(memref_stage/register_blocking.py, NARROW_WIDTHS)",
+          "tests/test_pocl_register_blocks.py"),
     Quirk("one_sided_barrier_branch", "pocl", None,
           "the work-group compiler crashes on an if whose one branch holds barriers and "
           "the other none",

@@ -295,7 +295,7 @@ def oclgrind_check(name, record_dir, timeout):
     # the kernels were compiled for PoCL's local memory (MiBs on a CPU); Oclgrind has 32 KiB
     cmd = [oclgrind, "--local-mem-size", str(OCLGRIND_LOCAL_MEMORY), "--data-races", "--uninitialized",
            sys.executable, REPLAY, "--expand-strided-copies",
-           "--sync-async-copies", *paths]
+           "--sync-async-copies", "--recheck-unoptimized", *paths]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT)
     except subprocess.TimeoutExpired:

@@ -40,7 +40,8 @@ from .streaming_stores import stream_stores
 from .sequential_tiles import share_sequential_tiles_of_functions
 from .single_work_item import guard_single_sections
 from .work_group_barriers import (balance_barriers, barrier_after_loops, barrier_before_loops,
-                                  double_barriers_in_branches, insert_barriers)
+                                  double_barriers_in_branches, insert_barriers,
+                                  isolate_register_blocks)
 from .work_group_distribution import (convert_copies_to_loops, count_distributed_rounds,
                                       distribute_atomics, distribute_parallel_loops,
                                       split_columns)
@@ -195,6 +196,8 @@ WORK_GROUP_SHARING = (
     Pass("sequential-tiles", share_sequential_tiles_of_functions, _gpu_shape),
     Pass("single-work-item", guard_single_sections, _gpu_shape),
     Pass("work-group-barriers", insert_barriers, _gpu_shape),
+    Pass("register-block-barriers", isolate_register_blocks,
+         _gpu_quirk("register_blocks_beside_private_loops")),
     Pass("balance-barriers", balance_barriers, _gpu_quirk("one_sided_barrier_branch")),
     Pass("barrier-before-loops", barrier_before_loops,
          _gpu_quirk("barrier_loop_after_branch")),

@@ -73,6 +73,12 @@ def barrier_before_loops(module: ir.Module, _config, _analyses: dict) -> None:
         _enter_barrier_loops_after_a_barrier(entry_block(func))
 
 
+def isolate_register_blocks(module: ir.Module, _config, _analyses: dict) -> None:
+    """Quirk register_blocks_beside_private_loops (_isolate_register_blocks)."""
+    for func in functions(module):
+        _isolate_register_blocks(entry_block(func))
+
+
 def barrier_after_loops(module: ir.Module, _config, _analyses: dict) -> None:
     """Quirk branch_after_barrier_loop (_leave_barrier_loops_by_a_barrier)."""
     for func in functions(module):
@@ -284,6 +290,68 @@ def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
                 _branch_since_barrier(op):
             with op.location, ir.InsertionPoint(op):
                 gpu.barrier()
+
+
+def _isolate_register_blocks(block: ir.Block) -> None:
+    """Quirk register_blocks_beside_private_loops: a distributed loop of register blocks (vector
+    fmas: tl.dot's micro-kernel) gets a barrier right before and right after it where
+    none stands there, so that it is the only work between two barriers. PoCL computes
+    the blocks' sums wrong when loops over private arrays share that stretch
+    (tests/test_pocl_register_blocks.py). The loop is distributed over the work-items,
+    so every work-item reaches it; local fences: the barriers order nothing the
+    analysis has not ordered already."""
+    for op in block.operations:
+        if not _is_register_block_loop(op):
+            for region in op.regions:
+                for inner in region.blocks:
+                    _isolate_register_blocks(inner)
+    for op in [op for op in block.operations if _is_register_block_loop(op)]:
+        before, after = _neighbours(op)
+        if before is None or before.name != "gpu.barrier":
+            with op.location, ir.InsertionPoint(op):
+                gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
+        if after is not None and after.name != "gpu.barrier" and \
+                after.name not in ("scf.yield", "func.return"):
+            with op.location, ir.InsertionPoint(after):
+                gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
+
+
+def _is_register_block_loop(op) -> bool:
+    """A loop distributed over the work-items (from `gpu.thread_id`) that holds vector
+    fmas and no barrier."""
+    if op.operation.name != "scf.for" or _has_barrier(op) or \
+            not _depends_on_thread_id(op.operands[0]):
+        return False
+    found = []
+
+    def visit(inner):
+        if inner.name == "math.fma" and isinstance(inner.results[0].type, ir.VectorType):
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return bool(found)
+
+
+def _depends_on_thread_id(value: ir.Value) -> bool:
+    """Whether `value` is computed from `gpu.thread_id` by arith ops (a distributed
+    loop's start: `lid * 1` before canonicalization)."""
+    defining = value.owner
+    if not isinstance(defining, (ir.OpView, ir.Operation)):
+        return False
+    if defining.name == "gpu.thread_id":
+        return True
+    return defining.name.startswith("arith.") and \
+        any(_depends_on_thread_id(operand) for operand in defining.operands)
+
+
+def _neighbours(op) -> tuple:
+    """The ops right before and right after `op` in its block (None at either end)."""
+    ops = list(op_of(op).block.operations)
+    at = next(i for i, other in enumerate(ops) if op_of(other) == op_of(op))
+    before = op_of(ops[at - 1]) if at > 0 else None
+    after = op_of(ops[at + 1]) if at + 1 < len(ops) else None
+    return before, after
 
 
 def _leave_barrier_loops_by_a_barrier(block: ir.Block) -> None:
