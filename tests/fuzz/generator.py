@@ -245,6 +245,10 @@ class Generator:
         BM = r.choice([16, 32]) if dot else r.choice(small)
         BN = r.choice([16, 32]) if dot else r.choice(small)
         BK = 16 if dot else r.choice([1, 2, 4, 8])
+        if dot:  # matmul-sized blocks now and then, from their own stream (other seeds keep their programs)
+            wide = random.Random(f"blocks{self.seed}")
+            if wide.random() < 0.25:
+                BM, BN, BK = 2 * BM, 2 * BN, wide.choice([16, 32])
         M = r.randint(1, 3 * BM)
         N = r.randint(1, 3 * BN)
         if self.want("masked_k", 0.3):
