@@ -355,8 +355,12 @@ def make_linalg(src, metadata, options) -> str:
     # with the result tile that the gather path's operand tile shares
     # (sequential_tiles.py works on the kernel's top level and loop bodies, not across
     # branches), so tutorial 03's 128x64x64 config would need 82176 bytes of __local
-    # memory versioned (49408 not), over a 64 KiB GPU's. Reductions in vector lanes
-    # suit one work-item; work-items reduce as a tree.
+    # memory versioned (49408 not), over a 64 KiB GPU's; and a versioned GPU-shaped
+    # matmul (64x64x32 blocks, 512^3) took 1.5x the unversioned one's time on Intel's
+    # runtime, measured in one run. (PoCL, whose miscompile of barriers in branches was
+    # the first reason, computes the versioned kernel right since such branches are
+    # split there: branch_barrier_splitting.py.) Reductions in vector lanes suit one
+    # work-item; work-items reduce as a tree.
     one_work_item = work_group_size(current_target(options.opencl_target), options.num_warps) == 1
     return ttir_to_linalg_text(str(src), versioning_allowed=one_work_item,
                                lane_reductions=one_work_item)

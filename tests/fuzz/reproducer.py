@@ -1,6 +1,8 @@
 """What a reduced reproducer (tests/fuzz/findings/*.py, written by reduce.py) does when it
 runs: the kernel under Triton's interpreter (the reference) and in the configuration the
-failure was found in, each in its own process, then prints what differs."""
+failure was found in, each in its own process, then prints what differs. In an Oclgrind
+configuration the device's launches are recorded and replayed under Oclgrind, as the
+fuzzer does (run.py, oclgrind_check), and what Oclgrind says is printed too."""
 
 import os
 import subprocess
@@ -23,8 +25,10 @@ def main(path, run, config, environment, options):
     with tempfile.TemporaryDirectory() as tmp:
         ref, got = os.path.join(tmp, "ref.npz"), os.path.join(tmp, "got.npz")
         subprocess.run([sys.executable, path, ref], env=dict(base, TRITON_INTERPRET="1"), check=True)
+        recording = os.path.join(tmp, "recording") if config.startswith("oclgrind") else None
+        device_env = dict(base, **environment, **({"TRITON_SPIRV_RECORD_DIR": recording} if recording else {}))
         try:
-            proc = subprocess.run([sys.executable, path, got], env=dict(base, **environment), timeout=300,
+            proc = subprocess.run([sys.executable, path, got], env=device_env, timeout=300,
                                   capture_output=True, text=True)
         except subprocess.TimeoutExpired:
             print(f"{config}: HANG (no result after 300 s)")
@@ -34,7 +38,17 @@ def main(path, run, config, environment, options):
             sys.exit(1)
         bad = _report(np.load(ref), np.load(got), config)
         print(f"{config}: " + ("MISMATCH" if bad else "outputs match the interpreter"))
+        if recording and not bad:
+            bad = _replay_under_oclgrind(config, recording)
         sys.exit(1 if bad else 0)
+
+
+def _replay_under_oclgrind(config, recording) -> bool:
+    """Replays the recorded launches under Oclgrind; prints its verdict; True if bad."""
+    from .run import oclgrind_check
+    outcome = oclgrind_check(config, recording, 600)
+    print(f"{config}: Oclgrind replay: {outcome.kind}" + (f"\n{outcome.detail}" if outcome.detail else ""))
+    return outcome.kind != "ok"
 
 
 def checkout(path) -> str:

@@ -7,6 +7,9 @@ crashed (signal 11) on this program once; run alone it gives the wrong values. M
 likely the class of pocl_gpu_untaken_return_skips_store.py (PoCL's work-group compiler
 and an early-exit region holding barriers).
 
+Fixed: on devices with the quirk barrier_in_uniform_branch no barrier stays inside a
+branch (memref_stage/branch_barrier_splitting.py); this program now computes right.
+
 Run from the repository root: python3 tests/fuzz/findings/pocl_gpu_early_return_after_max_store_lost.py
 """
 import os

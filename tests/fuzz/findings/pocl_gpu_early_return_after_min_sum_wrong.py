@@ -3,6 +3,9 @@
 Computed right with POCL_WORK_GROUP_METHOD=loops set when the process starts: the class of
 tests/test_pocl_early_return_store.py (PoCL's default loopvec work-group method).
 
+Fixed: on devices with the quirk barrier_in_uniform_branch no barrier stays inside a
+branch (memref_stage/branch_barrier_splitting.py); this program now computes right.
+
 Run from the repository root: python3 tests/fuzz/findings/pocl_gpu_early_return_after_min_sum_wrong.py
 """
 import os

@@ -8,6 +8,9 @@ Left unreduced (the reducer kept all 16 statements). Most likely the class of
 pocl_gpu_untaken_return_skips_store.py (PoCL's work-group compiler and early-exit regions
 holding barriers), which the quirk barrier_in_uniform_branch does not cover here.
 
+Fixed: on devices with the quirk barrier_in_uniform_branch no barrier stays inside a
+branch (memref_stage/branch_barrier_splitting.py); this program now computes right.
+
 Run from the repository root: python3 tests/fuzz/findings/pocl_gpu_early_returns_after_argmin_store_lost.py
 """
 import os

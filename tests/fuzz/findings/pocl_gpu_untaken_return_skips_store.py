@@ -8,6 +8,9 @@ SPIR-V are right. Guess: the lifted early-exit region puts barriers under contro
 that PoCL's work-group loops handle differently (or the store is attributed to the
 exiting path), so the fix of the known bug should be checked against this program.
 
+Fixed: on devices with the quirk barrier_in_uniform_branch no barrier stays inside a
+branch (memref_stage/branch_barrier_splitting.py); this program now computes right.
+
 Run from the repository root: python3 tests/fuzz/findings/pocl_gpu_untaken_return_skips_store.py
 """
 import os
