@@ -165,9 +165,61 @@ def test_constant_int8_tile(M, N, num_warps, program, monkeypatch):
     if program == "spirv" and not _il_version(launcher.get_device().device):
         pytest.skip("the device takes no SPIR-V")
     out = torch.full((M, N), 7, dtype=torch.int8)
+    if program == "spirv" and resolve_target("gpu").has_quirk("private_zero_tiles_in_gpu_spirv"):
+        with pytest.raises(Exception, match="quirk private_zero_tiles_in_gpu_spirv"):
+            constant_int8_tile[(triton.cdiv(M, 32),)](out, M, N, BM=32, BN=32, num_warps=num_warps,
+                                                       opencl_target="gpu", program=program)
+        return
     constant_int8_tile[(triton.cdiv(M, 32),)](out, M, N, BM=32, BN=32, num_warps=num_warps,
                                                opencl_target="gpu", program=program)
     torch.testing.assert_close(out, torch.ones(M, N, dtype=torch.int8))
+
+
+# ---------------------------------------------------------------------------------------
+# private_zero_tiles_in_gpu_spirv: a zero tile kept in a private array, stored under a
+# mask, GPU shape (Intel 2026.22.10, programs built from SPIR-V: the stores never land
+# for int8/16/32 and float32 tiles of 32x32 to 64x64 with num_warps 1-4; found by the
+# fuzzer's slice, seed 21, once its dot programs got matmul-sized blocks).
+
+
+@triton.jit
+def constant_tile(o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, VALUE: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(o_ptr + rm[:, None] * N + rn[None, :], tl.full((BM, BN), VALUE, o_ptr.dtype.element_ty),
+             mask=mask)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int32, torch.float32])
+@pytest.mark.parametrize("block, num_warps", [(64, 1), (64, 4), (32, 1)])
+def test_zero_tile_gpu_shape(dtype, block, num_warps, monkeypatch):
+    """Auto mode, GPU shape, on the device in use: right everywhere (where the quirk
+    applies, the kernel is built from its OpenCL C)."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
+    for m, n in ((1, 1), (40, block // 2 + 3)):
+        out = torch.full((m, n), 7, dtype=dtype)
+        constant_tile[(triton.cdiv(m, block),)](out, m, n, BM=block, BN=block, VALUE=0,
+                                                num_warps=num_warps, opencl_target="gpu")
+        torch.testing.assert_close(out, torch.zeros(m, n, dtype=dtype))
+
+
+def test_zero_tile_forced_spirv_is_refused_where_the_quirk_applies(monkeypatch):
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    if not _il_version(launcher.get_device().device):
+        pytest.skip("the device takes no SPIR-V")
+    out = torch.full((40, 20), 7, dtype=torch.int32)
+
+    def launch():
+        constant_tile[(1,)](out, 40, 20, BM=64, BN=64, VALUE=0, num_warps=1, opencl_target="gpu",
+                            program="spirv")
+    if resolve_target("gpu").has_quirk("private_zero_tiles_in_gpu_spirv"):
+        with pytest.raises(Exception, match="private arrays.*quirk private_zero_tiles_in_gpu_spirv"):
+            launch()
+    else:
+        launch()
+        torch.testing.assert_close(out, torch.zeros(40, 20, dtype=torch.int32))
 
 
 def _il_platforms():

@@ -237,6 +237,15 @@ _INTEL_QUIRKS = (
           "store never lands); the OpenCL C and i16/i32 arrays are right",
           "private i8 tiles hold i32 in SPIR-V (spirv/private_bytes.py)",
           "tests/test_intel_quirks.py::test_i8_private_array_in_spirv"),
+    Quirk("private_zero_tiles_in_gpu_spirv", "intel-r", None,
+          "GPU-shaped programs built from SPIR-V lose the masked stores of a zero tile "
+          "kept in a private array (tl.full(0) of int8/16/32 or float32, 32x32 to "
+          "64x64 blocks, num_warps 1-4; other constants, the OpenCL C and the CPU "
+          "shape's SPIR-V are right)",
+          "GPU-shaped kernels with private arrays are built from OpenCL C there: the "
+          "SPIR-V stage refuses them (spirv/lower.py, check_private_arrays), which "
+          "auto mode answers with the OpenCL C",
+          "tests/test_intel_quirks.py::test_zero_tile_gpu_shape"),
 )
 QUIRKS = {quirk.name: quirk for quirk in (*_POCL_QUIRKS, *_INTEL_QUIRKS)}
 

@@ -180,6 +180,33 @@ def _as_gpu_kernel(func, gmod, entry_name: str | None) -> None:
     func.erase()
 
 
+def check_private_arrays(module: ir.Module) -> None:
+    """Quirk private_zero_tiles_in_gpu_spirv (Intel's runtime): a GPU-shaped kernel (a
+    work-group of several work-items) with a private array (`memref.alloca`) is refused
+    with SpirvStageError, so that auto mode builds its OpenCL C."""
+    for func in _funcs(module):
+        work_items = 1
+        for extent in local_size(func):
+            work_items *= extent
+        if work_items > 1 and _has_op(func, "memref.alloca"):
+            raise SpirvStageError(
+                "a GPU-shaped kernel with private arrays: this device's SPIR-V consumer "
+                "loses stores of zero tiles kept in them (quirk private_zero_tiles_in_gpu_spirv); "
+                "its OpenCL C computes it right")
+
+
+def _has_op(op, name: str) -> bool:
+    found = []
+
+    def visit(inner):
+        if inner.name == name:
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op.operation.walk(visit)
+    return bool(found)
+
+
 def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
                    groups: bool = False, quirks: tuple[str, ...] = ()) -> SpirvModule:
     """Lowers a memref-stage module in place and serializes its one kernel (named
@@ -187,6 +214,8 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
     2.0 and later: work-group collectives), else the module may not use it; `quirks`:
     the target's device quirks (triton_spirv/target.py) this lowering works around."""
     with module.context:
+        if "private_zero_tiles_in_gpu_spirv" in quirks:
+            check_private_arrays(module)
         calls_to_stand_ins(module)
         check_no_external_calls(module)
         drop_prefetches(module)
