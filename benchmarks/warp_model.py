@@ -68,8 +68,20 @@ def warp_model_library():
 def record_families(directory: str) -> dict:
     """Runs each family of scripts/gpu_replay/record.py (its small size, its kernels:
     tutorial 03's matmul) once in the GPU shape, checked against the family's numpy
-    reference, and records the launch under `directory`; -> name -> recording folder."""
+    reference, and records the launch under `directory`; -> name -> recording folder.
+    The target variable is set for the recording only (a test process goes on)."""
+    previous = os.environ.get("TRITON_SPIRV_TARGET")
     os.environ["TRITON_SPIRV_TARGET"] = TARGET
+    try:
+        return _record_families(directory)
+    finally:
+        if previous is None:
+            os.environ.pop("TRITON_SPIRV_TARGET", None)
+        else:
+            os.environ["TRITON_SPIRV_TARGET"] = previous
+
+
+def _record_families(directory: str) -> dict:
     import torch
     import triton
     import triton.language as tl

@@ -242,9 +242,9 @@ _INTEL_QUIRKS = (
           "kept in a private array (tl.full(0) of int8/16/32 or float32, 32x32 to "
           "64x64 blocks, num_warps 1-4; other constants, the OpenCL C and the CPU "
           "shape's SPIR-V are right)",
-          "GPU-shaped kernels with private arrays are built from OpenCL C there: the "
-          "SPIR-V stage refuses them (spirv/lower.py, check_private_arrays), which "
-          "auto mode answers with the OpenCL C",
+          "GPU-shaped kernels that store zeros into a private array are built from "
+          "OpenCL C there: the SPIR-V stage refuses them (spirv/lower.py, "
+          "check_private_arrays), which auto mode answers with the OpenCL C",
           "tests/test_intel_quirks.py::test_zero_tile_gpu_shape"),
 )
 QUIRKS = {quirk.name: quirk for quirk in (*_POCL_QUIRKS, *_INTEL_QUIRKS)}

@@ -50,6 +50,7 @@ from .calls import check_no_external_calls
 from ..memref_stage.copy_lowering import lower_copies
 from emitter_opencl.locations import source_line
 
+from ..ir_helpers import root_buffer
 from .flatten import SpirvStageError, flatten_buffers, local_size
 from .fp8 import check_no_fp8, fp8_values_as_f32
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
@@ -182,29 +183,53 @@ def _as_gpu_kernel(func, gmod, entry_name: str | None) -> None:
 
 def check_private_arrays(module: ir.Module) -> None:
     """Quirk private_zero_tiles_in_gpu_spirv (Intel's runtime): a GPU-shaped kernel (a
-    work-group of several work-items) with a private array (`memref.alloca`) is refused
-    with SpirvStageError, so that auto mode builds its OpenCL C."""
+    work-group of several work-items) that stores zeros into a private array
+    (`memref.alloca`) is refused with SpirvStageError, so that auto mode builds its
+    OpenCL C. Tiles of other constants compute right there."""
     for func in _funcs(module):
         work_items = 1
         for extent in local_size(func):
             work_items *= extent
-        if work_items > 1 and _has_op(func, "memref.alloca"):
+        if work_items > 1 and _stores_zeros_to_a_private_array(func):
             raise SpirvStageError(
-                "a GPU-shaped kernel with private arrays: this device's SPIR-V consumer "
-                "loses stores of zero tiles kept in them (quirk private_zero_tiles_in_gpu_spirv); "
+                "a GPU-shaped kernel with a zero tile in a private array: this device's "
+                "SPIR-V consumer loses its stores (quirk private_zero_tiles_in_gpu_spirv); "
                 "its OpenCL C computes it right")
 
 
-def _has_op(op, name: str) -> bool:
+def _stores_zeros_to_a_private_array(func) -> bool:
     found = []
 
-    def visit(inner):
-        if inner.name == name:
-            found.append(inner)
+    def visit(op):
+        if op.name in ("memref.store", "vector.store") and _is_zero(op.operands[0]) and \
+                _root_op_name(op.operands[1]) == "memref.alloca":
+            found.append(op)
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
-    op.operation.walk(visit)
+    func.operation.walk(visit)
     return bool(found)
+
+
+def _is_zero(value: ir.Value) -> bool:
+    owner = value.owner
+    if not isinstance(owner, (ir.OpView, ir.Operation)) or owner.name != "arith.constant":
+        return False
+    attr = owner.attributes["value"]
+    if isinstance(attr, ir.DenseElementsAttr):
+        if not attr.is_splat:
+            return False
+        attr = attr.get_splat_value()
+    if isinstance(attr, ir.IntegerAttr):
+        return attr.value == 0
+    if isinstance(attr, ir.FloatAttr):
+        return attr.value == 0.0
+    return False
+
+
+def _root_op_name(memref: ir.Value) -> str:
+    root = root_buffer(memref)
+    owner = root.owner
+    return owner.name if isinstance(owner, (ir.OpView, ir.Operation)) else ""
 
 
 def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
