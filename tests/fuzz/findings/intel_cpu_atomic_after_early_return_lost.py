@@ -5,7 +5,12 @@ the masked `tl.atomic_add` after an early return on `tl.max` is lost or wrong (o
 transposed (intel_cpu_atomic_after_strided_copy_crash.py) crashes Intel's compiler
 instead. Built by hand: right with the early return's branch removed, or with
 `mem_fence(CLK_LOCAL_MEM_FENCE)` before it; wrong with the branch negated, the max
-kept in a private variable, or the condition volatile. Not fenced yet.
+kept in a private variable, or the condition volatile. Reduced by hand to
+intel_cpu_not_max_branch_crash.cl (beside this file: 30 lines, no atomics needed, a
+plain store does it), which crashes Intel's compiler: __local int tiles summed in a
+loop of two rounds, `~` of the sum, a max over the tile, then work in the else branch
+of `if (max > 2)`; it builds and runs right with one round, without the `~`, without
+the branch, or with the tiles private. Not fenced yet.
 
 Run from the repository root: python3 tests/fuzz/findings/intel_cpu_atomic_after_early_return_lost.py
 """
