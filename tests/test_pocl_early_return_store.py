@@ -78,6 +78,42 @@ def test_store_after_max_return(m, n):
     assert child.returncode == 0, child.stderr[-3000:]
 
 
+@triton.jit
+def flags_after_pid_return(x, o, o2, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """The fuzzer's seed 42611, reduced: work-item 0 alone stores a tile of flags after
+    the barrier the split puts into the early return's branch; whether it is work-item
+    0 (an i1) crosses that barrier as the split stretch's result."""
+    pid_m = tl.program_id(0)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    v = tl.load(x + rm[:, None] * N + rn[None, :], mask=mask, other=0)
+    w = v % ((v & 7) + 1)
+    if pid_m == 2:
+        return
+    tl.store(o + rm[:, None] * N + rn[None, :], tl.full((BM, BN), 1, tl.int1).to(tl.int8),
+             mask=mask & (w > 0))
+    tl.store(o2 + rm[:, None] * N + rn[None, :], w, mask=mask)
+
+
+@pytest.mark.parametrize("m, n", [(1, 12), (70, 20)])
+def test_flags_after_pid_return(m, n, monkeypatch):
+    """PoCL loses an i1 kept across a barrier in a variable both branches set: the split
+    carries it as i8 (branch_barrier_splitting.py)."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    torch.manual_seed(0)
+    x = torch.randint(-20, 20, (m, n), dtype=torch.int8)
+    o = torch.full((m, n), 7, dtype=torch.int8)
+    o2 = torch.full((m, n), 7, dtype=torch.int8)
+    flags_after_pid_return[(triton.cdiv(m, 32),)](x, o, o2, m, n, BM=32, BN=32, num_warps=2,
+                                                  opencl_target="gpu")
+    w = torch.fmod(x.int(), (x.int() & 7) + 1)   # Triton's % truncates, as fmod does
+    kept = (torch.arange(m) // 32 != 2)[:, None]
+    expected = torch.where(kept & (w > 0), torch.ones_like(o), torch.full_like(o, 7))
+    torch.testing.assert_close(o, expected)
+    torch.testing.assert_close(o2, torch.where(kept, w.to(torch.int8), torch.full_like(o, 7)))
+
+
 def test_the_quirk_form_keeps_barriers_out_of_branches(monkeypatch):
     monkeypatch.delenv(TARGET_ENV, raising=False)
     from tests.test_device_quirks import barriers_in_branches

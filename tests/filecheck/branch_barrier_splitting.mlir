@@ -119,3 +119,26 @@ func.func @loaded_shape(%c: i1, %sizes: memref<4xi32>) {
   }
   return
 }
+
+// An i1 crosses a barrier as an i8 (PoCL loses a `bool` both branches set).
+// CHECK-LABEL: func.func @flag
+// CHECK:       %[[R:.*]] = scf.if %[[C:.*]] -> (i8) {
+// CHECK:         %[[W:.*]] = arith.extui %{{.*}} : i1 to i8
+// CHECK:         scf.yield %[[W]] : i8
+// CHECK:       } else {
+// CHECK:       %[[F:.*]] = arith.trunci %[[R]] : i8 to i1
+// CHECK-NEXT:  gpu.barrier
+// CHECK-NEXT:  scf.if %[[C]] {
+// CHECK-NEXT:    scf.if %[[F]] {
+func.func @flag(%c: i1, %lid: index, %tile: memref<128xf32>) {
+  %i = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  scf.if %c {
+    %first = arith.cmpi eq, %lid, %i : index
+    gpu.barrier
+    scf.if %first {
+      memref.store %f, %tile[%i] : memref<128xf32>
+    }
+  }
+  return
+}

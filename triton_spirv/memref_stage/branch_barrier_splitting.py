@@ -18,7 +18,8 @@ leaves the branch whole, its trip count made zero where the branch is not taken
 branch's sequence runs, the other's stretches are skipped and its loops run no trip.
 A value one stretch defines and a later one (or a loop, or the `scf.if`'s result)
 uses leaves its stretch's `scf.if` as a result (a zero where the stretch is not taken,
-never read). The conditions are uniform (barriers in a branch require it), so every
+never read); an i1 leaves it as an i8, since PoCL loses a `bool` that both branches
+set and a work-item keeps across a barrier (tests/test_pocl_early_return_store.py). The conditions are uniform (barriers in a branch require it), so every
 work-item meets every barrier as before, in the same order.
 
 Branches are split innermost first. One whose stretches pass on a buffer (a memref a
@@ -264,20 +265,46 @@ def _guarded(conditions: _Conditions, then_ops: list, else_ops: list) -> None:
             return
         condition, then_ops, else_ops = conditions.not_taken, else_ops, []
     passed = [_escaping(then_ops), _escaping(else_ops)]
-    types = [v.type for v in passed[0] + passed[1]]
+    values = passed[0] + passed[1]
+    types = [_carried_type(v.type) for v in values]
     guard = scf.IfOp(condition, types, has_else=bool(else_ops or types))
     sides = [(guard.then_block, then_ops, 0)]
     if else_ops or types:
         sides.append((guard.else_block, else_ops, 1))
     for block, ops, side in sides:
-        with ir.InsertionPoint(block):
-            values = [v if side == j else _zero(v.type)
-                      for j in (0, 1) for v in passed[j]]
-            terminator = scf.YieldOp(values)
         for op in ops:
-            op.move_before(op_of(terminator))
-    for i, value in enumerate(passed[0] + passed[1]):
-        _replace_uses_outside(value, guard.results[i], op_of(guard))
+            block.append(op)
+        with ir.InsertionPoint(block):
+            scf.YieldOp([_carried(v) if side == j else _zero(_carried_type(v.type))
+                         for j in (0, 1) for v in passed[j]])
+    for value, result in zip(values, guard.results):
+        _replace_uses_outside(value, _uncarried(result, value.type), op_of(guard))
+
+
+# PoCL loses an i1 a work-item keeps across a barrier in a variable both branches set
+# (a `bool` result of the guard): such values cross as i8.
+_I1_CARRIER_BITS = 8
+
+
+def _carried_type(type_: ir.Type) -> ir.Type:
+    if isinstance(type_, ir.IntegerType) and type_.width == 1:
+        return ir.IntegerType.get_signless(_I1_CARRIER_BITS)
+    return type_
+
+
+def _carried(value: ir.Value) -> ir.Value:
+    """`value` as it crosses (inside the stretch's branch, before its yield)."""
+    if _carried_type(value.type) != value.type:
+        return arith.extui(_carried_type(value.type), value)
+    return value
+
+
+def _uncarried(result: ir.Value, type_: ir.Type) -> ir.Value:
+    """A guard's result as the value it carries (right after the guard)."""
+    if result.type == type_:
+        return result
+    with ir.InsertionPoint.after(op_of(result.owner)):
+        return arith.trunci(type_, result)
 
 
 def _replace_uses_outside(value: ir.Value, new: ir.Value, guard: ir.Operation) -> None:
