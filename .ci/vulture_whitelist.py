@@ -91,3 +91,6 @@ pytest_collection_modifyitems
 pytest_runtest_setup
 pytest_runtest_call
 pytest_runtest_teardown
+
+# Kernels a test runs in a child process, by name (tests/test_intel_quirks.py).
+atomic_after_not_max

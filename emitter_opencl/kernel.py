@@ -86,6 +86,9 @@ class EmittedKernel:
     # Kernels that call sub-group functions (collectives.py): built with the OpenCL C
     # version in which the target has them.
     sub_group_functions: bool = False
+    # Kernels marked `opencl.unoptimized_build` (a device quirk's, memref_stage/
+    # unoptimized_builds.py): built with -cl-opt-disable.
+    unoptimized_build: bool = False
     # Kernels with 64-bit atomics (cl_khr_int64_base_atomics / _extended_atomics): the
     # source line of the first, for the error on devices without them; "" when none.
     int64_atomics_line: str = ""
@@ -225,6 +228,7 @@ class KernelEmitter:
         kernel.asserts = self._asserts()
         kernel.flat_memory = self._flat_memory()
         kernel.program_loop = "opencl.program_loop" in self.func.attributes
+        kernel.unoptimized_build = "opencl.unoptimized_build" in self.func.attributes
         kernel.work_group_collectives = self._uses_collectives()
         kernel.sub_group_functions = self._uses_sub_groups()
         kernel.int64_atomics_line = self.int64_atomics_line

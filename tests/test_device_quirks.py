@@ -80,7 +80,8 @@ def test_pocl_has_its_quirks_and_other_runtimes_none():
     pocl = {name for name, quirk in QUIRKS.items() if quirk.runtime == "pocl"}
     assert set(device_quirks("pocl", "3.1")) == pocl
     assert device_quirks("intel-r", "2026.22.10.0.01-160000") == (
-        "fneg_across_barrier", "i8_private_arrays", "private_zero_tiles_in_gpu_spirv")
+        "fneg_across_barrier", "i8_private_arrays", "private_zero_tiles_in_gpu_spirv",
+        "not_then_integer_max")
     assert device_quirks("nvidia", "550.54") == ()
 
 

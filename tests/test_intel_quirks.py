@@ -2,6 +2,10 @@
 one's reduced reproducer, in plain OpenCL C on every platform present (the plain form
 wrong where the quirk applies, right elsewhere; the quirk's form right everywhere), and
 the compiled kernel it was found in, against torch on the device in use."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -261,3 +265,83 @@ def _run_spirv(platform, module, M: int, N: int) -> np.ndarray:
     kernel(queue, (32,), (32,), buffer, np.int32(M), np.int32(N))
     cl.enqueue_copy(queue, out, buffer)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# not_then_integer_max: an integer max or min of a bitwise not (Intel 2026.22.10: its
+# optimizer loses a masked atomic after an early return, computes wrong values or
+# crashes; found by the fuzzer, seeds 42425 and 42663).
+
+NOT_THEN_MAX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "findings",
+                            "intel_cpu_not_max_branch_crash.cl")
+_RUN_REDUCED = """
+import sys, numpy as np, pyopencl as cl
+platform = [p for p in cl.get_platforms() if p.name == sys.argv[1]][0]
+context = cl.Context(platform.get_devices()); queue = cl.CommandQueue(context)
+program = cl.Program(context, open(sys.argv[2]).read()).build(options=sys.argv[3:])
+out = np.zeros(8, np.int32)
+buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+program.kernel_1(queue, (1, 1), (1, 1), buffer); queue.finish()
+cl.enqueue_copy(queue, out, buffer); queue.finish()
+print("OUT", out[:2].tolist())
+"""
+
+
+def _reduced_not_then_max(platform, *options) -> subprocess.CompletedProcess:
+    """The reduced OpenCL C in a child process (Intel's compiler dies on it)."""
+    return subprocess.run([sys.executable, "-c", _RUN_REDUCED, platform.name, NOT_THEN_MAX, *options],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("platform", _platforms())
+def test_not_then_max_reduced(platform):
+    """Unoptimized, right everywhere; optimized, broken where the quirk applies (a
+    release that computes it right gets `fixed_in`)."""
+    unoptimized = _reduced_not_then_max(platform, "-cl-opt-disable")
+    assert "OUT [-1, 0]" in unoptimized.stdout, unoptimized.stdout + unoptimized.stderr[-2000:]
+    optimized = _reduced_not_then_max(platform)
+    if _has_quirk(platform, "not_then_integer_max"):
+        assert "OUT [-1, 0]" not in optimized.stdout, optimized.stdout
+    else:
+        assert "OUT [-1, 0]" in optimized.stdout, optimized.stdout + optimized.stderr[-2000:]
+
+
+@triton.jit
+def atomic_after_not_max(x_ptr, o_ptr, N, T: tl.constexpr, BN: tl.constexpr):
+    rn = tl.arange(0, BN)
+    mn = rn < N
+    v = tl.zeros((BN,), tl.int32)
+    p = x_ptr + rn
+    for _ in range(0, T):
+        v = v + tl.load(p, mask=mn, other=0).to(tl.int32)
+        p += N
+    w = ~v
+    if tl.max(w) > 2:
+        return
+    tl.atomic_add(o_ptr + rn, w, mask=mn)
+
+
+_RUN_KERNEL = """
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import test_intel_quirks as t
+x = torch.tensor([[0, 3, -2, 5, 1], [1, -4, 0, 2, 2]], dtype=torch.int8)
+out = torch.zeros(5, dtype=torch.int32)
+compiled = t.atomic_after_not_max[(1,)](x, out, 5, T=2, BN=8)
+print("OUT", out.tolist(), "-cl-opt-disable" in (getattr(compiled.metadata, "build_options", None) or ()))
+"""
+
+
+def test_not_then_max(monkeypatch):
+    """The fuzzer's finding as a Triton kernel, on the device in use, in a child process
+    (a miscompile may crash it): against torch; built unoptimized where the quirk
+    applies."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    here = os.path.dirname(os.path.abspath(__file__))
+    child = subprocess.run([sys.executable, "-c", _RUN_KERNEL, here], capture_output=True,
+                           text=True, timeout=300)
+    x = torch.tensor([[0, 3, -2, 5, 1], [1, -4, 0, 2, 2]], dtype=torch.int32)
+    w = ~x.sum(0)
+    expected = w.tolist() if int(w.max()) <= 2 else [0] * 5
+    quirky = resolve_target().has_quirk("not_then_integer_max")
+    assert f"OUT {expected} {quirky}" in child.stdout, child.stdout + child.stderr[-3000:]

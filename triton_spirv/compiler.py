@@ -403,6 +403,10 @@ def make_cl(src: str, metadata, options) -> str:
     elif emitted.work_group_collectives:
         # work_group_reduce_*: the OpenCL C version in which the target has them.
         metadata["build_options"] = [f"-cl-std={target.work_group_collectives}"]
+    if emitted.unoptimized_build:
+        # A device quirk's (memref_stage/unoptimized_builds.py): its optimizer
+        # miscompiles this kernel.
+        metadata["build_options"] = list(metadata.get("build_options") or ()) + ["-cl-opt-disable"]
     if emitted.asserts:
         # tl.device_assert: the launcher passes the record and names the failed assert.
         metadata["asserts"] = [list(entry) for entry in emitted.asserts]

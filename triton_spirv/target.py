@@ -246,6 +246,14 @@ _INTEL_QUIRKS = (
           "OpenCL C there: the SPIR-V stage refuses them (spirv/lower.py, "
           "check_private_arrays), which auto mode answers with the OpenCL C",
           "tests/test_intel_quirks.py::test_zero_tile_gpu_shape"),
+    Quirk("not_then_integer_max", "intel-r", None,
+          "kernels taking an integer max or min of a bitwise not (tl.max(~x), "
+          "tl.maximum(~x, y)) are miscompiled by its optimizer: a masked atomic after an "
+          "early return lost, wrong values, or the compiler crashing; -cl-opt-disable "
+          "computes the OpenCL C right, the SPIR-V stays wrong",
+          "such kernels are built from OpenCL C with -cl-opt-disable "
+          "(memref_stage/unoptimized_builds.py)",
+          "tests/test_intel_quirks.py::test_not_then_max"),
 )
 QUIRKS = {quirk.name: quirk for quirk in (*_POCL_QUIRKS, *_INTEL_QUIRKS)}
 

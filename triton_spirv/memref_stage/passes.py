@@ -37,6 +37,7 @@ from .program_loops import loop_programs
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
 from .streaming_stores import stream_stores
+from .unoptimized_builds import mark_unoptimized_builds
 from .sequential_tiles import share_sequential_tiles_of_functions
 from .single_work_item import guard_single_sections
 from .work_group_barriers import (balance_barriers, barrier_after_loops, barrier_before_loops,
@@ -270,6 +271,8 @@ PASSES = (
          lambda config: config.has_quirk("fneg_across_barrier")),
     Pass("program-loops", _module_rewrite(loop_programs),
          lambda config: config.program_loops and not config.shares_work_group),
+    Pass("unoptimized-builds", _module_rewrite(mark_unoptimized_builds),
+         lambda config: config.has_quirk("not_then_integer_max")),
     Pass("copy-lowering", _copy_lowering),
 )
 

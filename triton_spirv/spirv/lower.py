@@ -197,6 +197,18 @@ def check_private_arrays(module: ir.Module) -> None:
                 "its OpenCL C computes it right")
 
 
+def check_optimized_build(module: ir.Module) -> None:
+    """A kernel marked `opencl.unoptimized_build` (quirk not_then_integer_max,
+    memref_stage/unoptimized_builds.py) is refused with SpirvStageError: its SPIR-V
+    stays miscompiled unoptimized too; auto mode builds its OpenCL C."""
+    for func in _funcs(module):
+        if "opencl.unoptimized_build" in func.attributes:
+            raise SpirvStageError(
+                "an integer max or min of a bitwise not: this device's optimizer miscompiles "
+                "it (quirk not_then_integer_max); its OpenCL C, built unoptimized, computes "
+                "it right")
+
+
 def _stores_zeros_to_a_private_array(func) -> bool:
     found = []
 
@@ -241,6 +253,7 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
     with module.context:
         if "private_zero_tiles_in_gpu_spirv" in quirks:
             check_private_arrays(module)
+        check_optimized_build(module)
         calls_to_stand_ins(module)
         check_no_external_calls(module)
         drop_prefetches(module)
