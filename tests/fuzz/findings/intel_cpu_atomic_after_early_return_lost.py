@@ -10,7 +10,10 @@ intel_cpu_not_max_branch_crash.cl (beside this file: 30 lines, no atomics needed
 plain store does it), which crashes Intel's compiler: __local int tiles summed in a
 loop of two rounds, `~` of the sum, a max over the tile, then work in the else branch
 of `if (max > 2)`; it builds and runs right with one round, without the `~`, without
-the branch, or with the tiles private. Not fenced yet.
+the branch, or with the tiles private.
+
+Fixed: quirk not_then_integer_max builds such kernels from OpenCL C with
+-cl-opt-disable (memref_stage/unoptimized_builds.py); this program now computes right.
 
 Run from the repository root: python3 tests/fuzz/findings/intel_cpu_atomic_after_early_return_lost.py
 """

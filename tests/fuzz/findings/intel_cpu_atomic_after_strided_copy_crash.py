@@ -7,7 +7,10 @@ PoCL computes it right. The kernel: an int32 column sum in a loop over rows read
 `async_work_group_strided_copy`, `~`, an early return on `tl.max`, then a masked
 `tl.atomic_add`. Built by hand, the same OpenCL C with the strided copy replaced by
 `async_work_group_copy` runs (but leaves the atomic's target 0, where -1 is right: the
-atomic is lost there) and with the atomic made a plain add runs right. Not fenced yet.
+atomic is lost there) and with the atomic made a plain add runs right.
+
+Fixed: quirk not_then_integer_max builds such kernels from OpenCL C with
+-cl-opt-disable (memref_stage/unoptimized_builds.py); this program now computes right.
 
 Run from the repository root: python3 tests/fuzz/findings/intel_cpu_atomic_after_strided_copy_crash.py
 """
