@@ -1,7 +1,7 @@
 """The test tiers of tests/conftest.py: the device-free guard works, and the lists name
 tests that exist (a renamed test would otherwise drop out of its tier unnoticed)."""
 
-import ast
+import json
 import os
 import subprocess
 import sys
@@ -33,24 +33,43 @@ def test_a_subprocess_finds_no_opencl_driver():
     assert result.stdout.strip() == "0", result.stdout + result.stderr
 
 
-def _test_functions(file):
-    """Names of the test functions of tests/`file` ('Class.test_x' for methods)."""
-    with open(os.path.join(TESTS, file)) as handle:
+# Names of the test functions of each file given ('Class.test_x' for methods), printed
+# as JSON. It runs in a child process: in a long test run, CPython 3.11's ast.parse can
+# fail with "AST constructor recursion depth mismatch" (its recursion counter left off
+# by earlier work in the process), which a fresh interpreter does not inherit.
+_LIST_TESTS = """
+import ast, json, sys
+found = {}
+for path in sys.argv[1:]:
+    with open(path) as handle:
         tree = ast.parse(handle.read())
-    names = set()
+    names = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            names.add(node.name)
+            names.append(node.name)
         elif isinstance(node, ast.ClassDef):
-            names.update(f"{node.name}.{f.name}" for f in node.body
-                         if isinstance(f, ast.FunctionDef) and f.name.startswith("test"))
-    return names
+            names += [f"{node.name}.{f.name}" for f in node.body
+                      if isinstance(f, ast.FunctionDef) and f.name.startswith("test")]
+    found[path] = names
+print(json.dumps(found))
+"""
+
+
+def _test_functions(files) -> dict:
+    """file -> the names of its test functions, for tests/`file` of each of `files`."""
+    paths = [os.path.join(TESTS, file) for file in files]
+    result = subprocess.run([sys.executable, "-c", _LIST_TESTS, *paths], capture_output=True,
+                            text=True, timeout=120, check=True)
+    found = json.loads(result.stdout)
+    return {file: set(found[path]) for file, path in zip(files, paths)}
 
 
 @pytest.mark.parametrize("listing", ["DEVICE_FREE_TESTS", "NOT_FAST_TESTS"])
 def test_the_lists_name_existing_tests(listing):
-    missing = [f"{file}::{name}" for file, names in getattr(tiers, listing).items()
-               for name in sorted(names - _test_functions(file))]
+    listed = getattr(tiers, listing)
+    existing = _test_functions(sorted(listed))
+    missing = [f"{file}::{name}" for file, names in listed.items()
+               for name in sorted(names - existing[file])]
     assert not missing, f"tests/conftest.py {listing} names tests that do not exist: {missing}"
 
 
