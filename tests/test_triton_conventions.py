@@ -114,7 +114,7 @@ def test_mlir_enable_dump_prints_the_ir_after_each_pass(tmp_path):
     assert "register-blocking" in ours and "stream-forwarding" in ours
     # The CPU shape's last steps: the kernel's work-groups loop over programs, then every
     # copy gets its one form (copy-lowering).
-    assert ours[-2:] == ["program-loops", "copy-lowering"]
+    assert "program-loops" in ours and ours[-1] == "copy-lowering"
     # The IR after the last step is the memref stage the compiler kept.
     last = [ir for when, name, ir in dumps if when == "After" and name == ours[-1]][-1]
     assert last.strip() == _without_locations(_result(run)["memref"]).strip()
