@@ -186,7 +186,9 @@ class _Barriers:
             then = op_of(branch.op).regions[0].blocks[0]
             with op.location, ir.InsertionPoint(_terminator(then)):
                 self.fence(gpu.barrier(), branch.at_end)
-        made_there = {id(a) for a in branch.at_end}
+        # at_end also holds what was pending before the branch: only the accesses the
+        # branch made are synchronized by its barrier.
+        made_there = {id(a) for a in branch.at_end if self.branch_of.get(id(a)) is branch}
         return [p for p in pending if id(p) not in made_there]
 
     def _scan_nested(self, op, pending: list, insert: bool) -> list:
