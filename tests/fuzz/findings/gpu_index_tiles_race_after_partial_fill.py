@@ -1,13 +1,14 @@
 # ruff: noqa
 """Finding, fixed, silent: GPU shape, every device that runs work-items out of order
 (Intel's OpenCL CPU runtime, OpenCL C and SPIR-V; PoCL runs them in order and hid it;
-Oclgrind reports the race): a masked fp16 store whose mask reads a loaded tensor
-(`& (v6 > 0)`) stored stale values in full 32x32 tiles. The barrier a partial tile's
-fill needs goes to the end of the fill's `if (is_partial)` branch; the barrier analysis
+Oclgrind reports the race): a masked fp16 store whose mask reads a loaded tensor (`& (v6
+> 0)`) stored stale values in full 32x32 tiles. The barrier a partial tile's fill needs
+goes to the end of the fill's `if (is_partial)` branch; the barrier analysis
 (memref_stage/work_group_barriers.py) also counted the index tiles written before that
 branch (`rm`, `rn`) as synchronized by it, so full tiles read them racing with their
-writes. Fixed there; tests: tests/test_gpu_barrier_after_partial_fill.py and FileCheck
-work_group_copy_barriers.mlir (@written_before_fill_in_branch).
+writes (seed 44014, the same with int32 stores, also crashed the process: stale indices,
+stores out of bounds). Fixed there; tests: tests/test_gpu_barrier_after_partial_fill.py
+and FileCheck work_group_copy_barriers.mlir (@written_before_fill_in_branch).
 
 Run from the repository root: python3 tests/fuzz/findings/gpu_index_tiles_race_after_partial_fill.py
 """
