@@ -25,6 +25,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
 
+from ..ir_helpers import constant_index
+
 
 def copy_loop(source: ir.Value, target: ir.Value, shape: list, width: int = 1,
               extents: list | None = None, vectors: bool = False):
@@ -143,7 +145,7 @@ def copy_nest(source: ir.Value, target: ir.Value, sizes: list, width: int | None
 
 def _vector_end(count: ir.Value, width: int, constant) -> ir.Value:
     """The last multiple of `width` up to `count`."""
-    static = _static_index(count)
+    static = constant_index(count)
     if static is not None:
         return constant(static // width * width)
     return arith.muli(arith.divsi(count, constant(width)), constant(width))
@@ -166,7 +168,7 @@ def _row(source, target, count: ir.Value, width: int, end: ir.Value, constant,
          ivs: list) -> None:
     """One row of `count` elements: vectors of `width` up to `end`, then the rest one by
     one."""
-    static = _static_index(count)
+    static = constant_index(count)
     vectors = scf.ForOp(constant(0), end, constant(width))
     with ir.InsertionPoint(vectors.body):
         _Copies(source, target, ivs + [vectors.induction_variable], width, constant).vector()
@@ -210,18 +212,11 @@ def _index(constant, size) -> ir.Value:
     return constant(size) if isinstance(size, int) else size
 
 
-def _static_index(value: ir.Value) -> int | None:
-    defining = value.owner if isinstance(value, ir.OpResult) else None
-    if defining is not None and defining.name == "arith.constant":
-        return ir.IntegerAttr(defining.attributes["value"]).value
-    return None
-
-
 def _product(sizes: list, constant) -> ir.Value:
     """The product of index Values, constants folded."""
     static, total = 1, None
     for size in sizes:
-        value = _static_index(size)
+        value = constant_index(size)
         if value is not None:
             static *= value
         else:

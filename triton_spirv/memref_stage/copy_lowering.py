@@ -244,6 +244,15 @@ def _root_op(view: ir.Value) -> str | None:
     return None if defining is None else defining.name
 
 
+def _tile_side(source: ir.Value, target: ir.Value) -> ir.Value | None:
+    """The work-group tile of a copy between a global buffer and a tile, else None."""
+    if _is_global(source) and _is_tile(target):
+        return target
+    if _is_tile(source) and _is_global(target):
+        return source
+    return None
+
+
 def _unit_strides(*views: ir.Value) -> bool:
     return all(ir.MemRefType(v.type).get_strides_and_offset()[0][-1] == 1 for v in views)
 
@@ -271,11 +280,8 @@ def _tile_vector_rows(source: ir.Value, target: ir.Value, count, one_work_item: 
     stride on both sides; f16 in any group, other element types with a vector form in
     groups of one work-item; rows that can reach VECTOR_WIDTH (`count` itself, else the
     tile's row pitch, else the whole tile's size)."""
-    if _is_global(source) and _is_tile(target):
-        tile = target
-    elif _is_tile(source) and _is_global(target):
-        tile = source
-    else:
+    tile = _tile_side(source, target)
+    if tile is None:
         return False
     element = _element(source)
     if count is None or element != _element(target) or element not in VECTOR_ELEMENTS or \
@@ -301,11 +307,8 @@ def _async_copy(source: ir.Value, target: ir.Value) -> bool:
     """Whether the copy is one the OpenCL C emitter prints as a work-group async copy:
     between a global buffer and a work-group tile, of one element type its buffers hold
     unconverted, with unit stride on the tile's side."""
-    if _is_global(source) and _is_tile(target):
-        tile = target
-    elif _is_tile(source) and _is_global(target):
-        tile = source
-    else:
+    tile = _tile_side(source, target)
+    if tile is None:
         return False
     element = _element(source)
     return ir.MemRefType(tile.type).rank > 0 and element == _element(target) and \
