@@ -20,7 +20,8 @@ The forms, in this order:
   plain element type (no conversion) with unit stride on the tile's side stays
   `memref.copy`, marked `opencl.async_work_group_copy`, where every work-item of the
   group reaches it with the same views (an async copy is a collective of the group:
-  OpenCL C 6.15.11); the OpenCL C emitter prints it
+  OpenCL C 6.15.11), as one row where both sides are one dense block by their types
+  (`memref.collapse_shape`: one async copy, not one per row); the OpenCL C emitter prints it
   as `async_work_group_copy` / `wait_group_events` and the SPIR-V stage, whose
   upstream dialect has no OpGroupAsyncCopy, lowers it by the forms below;
 - a copy reached by every work-item of a group of several, shared by them between
@@ -109,13 +110,22 @@ def _lower_copy(copy, alone: bool, one_work_item: bool, marks_async: bool,
         return True
     # An async copy is the group's collective: every work-item, the same views.
     if marks_async and (one_work_item or not alone) and _async_copy(source, target):
-        copy.operation.attributes[ASYNC_COPY] = ir.UnitAttr.get()
+        _mark_async(copy)
         return False
     if alone:
         copy_nest(source, target, _sizes(source, target))
     else:
         spread_copy(source, target, _sizes(source, target))
     return True
+
+
+def _mark_async(copy) -> None:
+    """Marks `copy` as the work-group's async copy, of one row where the types prove
+    both sides one dense block: the printers then make one async copy, not one per row."""
+    merged = _one_row(copy.operands[0], copy.operands[1])
+    if merged is not None:
+        copy.operation.operands[0], copy.operation.operands[1] = merged
+    copy.operation.attributes[ASYNC_COPY] = ir.UnitAttr.get()
 
 
 def _lower_as_vector_rows(source: ir.Value, target: ir.Value, alone: bool,
