@@ -14,6 +14,11 @@ HEAD = """func.func @k(%x: memref<?xf32>, %off: index, %m: index)
   %c0 = arith.constant 0 : index
   %t = memref.alloc() : memref<4x8xf32>
 """
+# A global block of 4 rows of 8, one dense block (its rows' stride is 8).
+DENSE_BLOCK = """
+  %g = memref.reinterpret_cast %x to offset: [%off], sizes: [4, 8], strides: [8, 1]
+      : memref<?xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+"""
 TAIL = """  %v = memref.load %t[%c0, %c0] : memref<4x8xf32>
   memref.store %v, %x[%c0] : memref<?xf32>
   return
@@ -30,9 +35,7 @@ def _lowered(body: str) -> tuple[str, str]:
 
 
 def test_dense_block_is_one_async_copy():
-    memref_ir, source = _lowered("""
-  %g = memref.reinterpret_cast %x to offset: [%off], sizes: [4, 8], strides: [8, 1]
-      : memref<?xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+    memref_ir, source = _lowered(DENSE_BLOCK + """
   memref.copy %g, %t : memref<4x8xf32, strided<[8, 1], offset: ?>> to memref<4x8xf32>
 """)
     assert re.search(r"memref.copy %\w+, %\w+ \{opencl.async_work_group_copy\} : "
@@ -42,9 +45,7 @@ def test_dense_block_is_one_async_copy():
 
 
 def test_dense_block_of_a_run_time_row_count_is_one_async_copy():
-    _ir, source = _lowered("""
-  %g = memref.reinterpret_cast %x to offset: [%off], sizes: [4, 8], strides: [8, 1]
-      : memref<?xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+    _ir, source = _lowered(DENSE_BLOCK + """
   %gs = memref.subview %g[0, 0] [%m, 8] [1, 1]
       : memref<4x8xf32, strided<[8, 1], offset: ?>> to memref<?x8xf32, strided<[8, 1], offset: ?>>
   %ts = memref.subview %t[0, 0] [%m, 8] [1, 1] : memref<4x8xf32> to memref<?x8xf32, strided<[8, 1]>>
