@@ -18,7 +18,9 @@ with `width` 1 an iteration copies its one element.
 
 `copy_nest` (one work-item's copy: `scf.for` nests, rows in vectors) and `spread_copy`
 (a copy the work-items of a group share between barriers, after the loops are
-distributed) are the forms copy_lowering.py gives the SPIR-V stage's copies.
+distributed: the SPIR-V stage's form of the work-group async copies, whose barrier
+before it the barrier analysis decides) are the forms copy_lowering.py gives the
+SPIR-V stage's copies.
 """
 from __future__ import annotations
 
@@ -182,14 +184,19 @@ def _row(source, target, count: ir.Value, width: int, end: ir.Value, constant,
         scf.YieldOp([])
 
 
-def spread_copy(source: ir.Value, target: ir.Value, sizes: list) -> None:
+def spread_copy(source: ir.Value, target: ir.Value, sizes: list,
+                barrier_before: bool = True) -> None:
     """At the insertion point: the copy shared by the work-items of the group, between
     barriers (which order it after the writes of `source` and before the reads of
     `target`): work-item w moves elements w, w + group size, ..., whose row-major number
-    splits into indices."""
+    splits into indices. Without `barrier_before`, the barrier analysis has ordered it
+    after those writes already (work_group_barriers.py, `opencl.copy_barriers_placed`):
+    only the barrier after it, which completes it for every work-item as an async
+    copy's wait would."""
     constant = _Constants()
     sizes = [_index(constant, s) for s in sizes]
-    gpu.barrier()
+    if barrier_before:
+        gpu.barrier()
     dims = [gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z]
     ids = [gpu.thread_id(d) for d in dims]
     group = [gpu.block_dim(d) for d in dims]

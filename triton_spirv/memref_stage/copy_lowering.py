@@ -26,7 +26,13 @@ The forms, in this order:
   upstream dialect has no OpGroupAsyncCopy, lowers it by the forms below;
 - a copy reached by every work-item of a group of several, shared by them between
   barriers as an async copy would be (copy_loops.py, `spread_copy`): work-item w moves
-  elements w, w + group size, ...;
+  elements w, w + group size, ...; a barrier after it (the async copy's wait), and one
+  before it unless the barrier analysis saw it as the group's async copy and placed
+  the one it needs (`opencl.copy_barriers_placed`, work_group_barriers.py): the
+  SPIR-V stage's form of every async copy. In the memref stage, the copies of the GPU
+  shape that every work-item reaches are async copies, or tile-to-tile copies that
+  single_work_item.py spreads before the analysis, so this form is left to kernels
+  the analysis did not see;
 - any other copy is made whole by whoever runs it, element by element, with no barrier
   (copy_loops.py, `copy_nest`): in kernels of one work-item per group, inside a
   single-work-item section (an `scf.if` marked `opencl.single_work_item` by
@@ -45,6 +51,7 @@ from mlir.dialects import arith, memref
 
 from ..ir_helpers import owner, root_buffer
 from .copy_loops import copy_nest, spread_copy
+from .work_group_barriers import COPY_BARRIERS_PLACED
 from .work_group_sharing import SINGLE_WORK_ITEM
 
 # The unit attribute of a copy the OpenCL C emitter prints as a work-group async copy.
@@ -115,7 +122,11 @@ def _lower_copy(copy, alone: bool, one_work_item: bool, marks_async: bool,
     if alone:
         copy_nest(source, target, _sizes(source, target))
     else:
-        spread_copy(source, target, _sizes(source, target))
+        # A copy the barrier analysis saw as the group's async copy has the barrier it
+        # needs before it already; its own barrier after it stands for the async copy's
+        # wait, which the analysis counts on.
+        spread_copy(source, target, _sizes(source, target),
+                    barrier_before=COPY_BARRIERS_PLACED not in copy.operation.attributes)
     return True
 
 

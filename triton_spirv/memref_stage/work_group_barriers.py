@@ -10,7 +10,9 @@ An async work-group copy (`collective_copy`) gets a barrier before it only where
 access pending there conflicts with it (the copy is the work-group's, every owner's),
 and none after it: the emitter's `wait_group_events` right after the copy completes it
 for every work-item. The copy is marked `opencl.copy_barriers_placed`; unmarked copies
-(kernels this analysis does not see) keep the emitter's barrier before each.
+(kernels this analysis does not see) keep the emitter's barrier before each, and so
+does the SPIR-V stage's form of them (copy_loops.py, `spread_copy`, whose barrier after
+the copy stands for the wait).
 
 Each barrier the analysis meets (its own and those the reductions and scans placed)
 also gets its fences: where no access pending before it touches a global buffer the
