@@ -23,7 +23,7 @@ from . import ctypes_table as ct
 from . import fp8
 from .errors import error_at
 from .ir_utils import DYNAMIC, operand_segments
-from .views import Buffer, Expr, View, atom, mul, product, rank_reduction_mask
+from .views import Buffer, Expr, View, atom, product, rank_reduction_mask
 
 # The memref stage's mark of a copy made by the work-group (copy_lowering.py).
 ASYNC_COPY = "opencl.async_work_group_copy"
@@ -90,16 +90,6 @@ def _pick_size(a: Expr | None, b: Expr | None) -> Expr | None:
     return b
 
 
-def _contiguous(view: View, sizes: Sequence[Expr]) -> bool:
-    """Whether the view is one dense row-major block of `sizes`."""
-    expected: Expr = 1
-    for size, stride in zip(reversed(sizes), reversed(view.strides)):
-        if stride != expected:
-            return False
-        expected = mul(expected, size)
-    return True
-
-
 def _copy(emitter, op) -> None:
     """memref.copy marked `opencl.async_work_group_copy` by the memref stage
     (copy_lowering.py): async work-group copies."""
@@ -133,11 +123,8 @@ def _async_copy(emitter, src: View, dst: View, sizes: list[Expr], barriers_place
     local, glob = (dst, src) if dst.buffer.space == "local" else (src, dst)
     if local.strides[-1] != 1:
         return False
-    if glob.strides[-1] == 1 and _contiguous(src, sizes) and _contiguous(dst, sizes):
-        sizes = [product(sizes)]  # one block: a single copy
-        src = View(src.buffer, src.offset, tuple(sizes), (1,))
-        dst = View(dst.buffer, dst.offset, tuple(sizes), (1,))
-        glob = src if src.buffer.is_global else dst
+    # One row per async copy, as the memref stage gives it: a copy of one dense block
+    # arrives as one row (memref_stage/copy_lowering.py, `_mark_async`).
     rows, count = sizes[:-1], sizes[-1]
     if 0 in rows or count == 0:
         return True  # nothing to copy

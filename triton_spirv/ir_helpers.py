@@ -69,6 +69,55 @@ def block_order(op) -> BlockOrder:
     return BlockOrder(op)
 
 
+def with_element_type(type_: ir.Type, element: ir.Type) -> ir.Type:
+    """`type_` with `element` for its elements: a memref keeps its shape, layout and
+    memory space, a vector its shape; any other type becomes `element`."""
+    if isinstance(type_, ir.MemRefType):
+        return ir.MemRefType.get(type_.shape, element, layout=type_.layout,
+                                 memory_space=type_.memory_space)
+    if isinstance(type_, ir.VectorType):
+        return ir.VectorType.get(type_.shape, element)
+    return element
+
+
+def holds(op, predicate) -> bool:
+    """Whether `op` or an op nested in it satisfies `predicate` (an `ir.Operation` in,
+    a bool out); the walk stops at the first that does."""
+    found = []
+
+    def visit(inner):
+        if predicate(inner):
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return bool(found)
+
+
+def constant_attr(value: ir.Value) -> ir.Attribute | None:
+    """The value of the `arith.constant` defining `value`: a scalar's attribute, or the
+    element of a dense splat; None for anything else (a block argument, another op, a
+    dense constant of several values)."""
+    defining = owner(value)
+    if defining is None or defining.name != "arith.constant":
+        return None
+    attr = defining.attributes["value"]
+    if isinstance(attr, ir.DenseElementsAttr):
+        return attr.get_splat_value() if attr.is_splat else None
+    return attr
+
+
+def constant_index(value: ir.Value) -> int | None:
+    """The value of a scalar `arith.constant` integer or index, else None (a splat is a
+    vector, not an index)."""
+    defining = owner(value)
+    if defining is not None and defining.name == "arith.constant":
+        attr = defining.attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return attr.value
+    return None
+
+
 def named(name: str, loc: ir.Location | None = None) -> ir.Location:
     """`loc` (by default the current location) under a variable name: the emitter names
     the C variable of an op after its NameLoc. A name `loc` has already gives way."""

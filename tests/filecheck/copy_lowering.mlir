@@ -54,12 +54,15 @@ func.func @masked(%x: memref<?xf32>, %n: index) {
 // -----
 
 // 64 work-items: a copy from global memory into a tile that every work-item reaches
-// stays a copy, marked as the work-group's async copy; the copy in work-item 0's
-// section is its own, and both sides are one dense block by their types: one row of
-// 32, two vectors.
+// stays a copy, marked as the work-group's async copy, of one row where both sides
+// are one dense block by their types (one async copy, not one per row); the copy in
+// work-item 0's section is its own, and one dense block too: one row of 32, two
+// vectors.
 
 // CHECK-LABEL: func.func @shared
-// CHECK:       memref.copy %{{.*}}, %alloc {opencl.async_work_group_copy}
+// CHECK:       %[[ROW:.*]] = memref.collapse_shape %reinterpret_cast {{\[}}[0, 1]] : memref<4x8xf32, strided<[8, 1]>> into memref<32xf32, strided<[1]>>
+// CHECK-NEXT:  %[[TILE_ROW:.*]] = memref.collapse_shape %alloc {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
+// CHECK-NEXT:  memref.copy %[[ROW]], %[[TILE_ROW]] {opencl.async_work_group_copy}
 // CHECK:       scf.if
 // CHECK-NEXT:    %[[SRC:.*]] = memref.collapse_shape %alloc {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
 // CHECK-NEXT:    %[[DST:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1]] : memref<4x8xf32, strided<[8, 1]>> into memref<32xf32, strided<[1]>>

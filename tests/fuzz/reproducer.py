@@ -1,8 +1,11 @@
-"""What a reduced reproducer (tests/fuzz/findings/*.py, written by reduce.py) does when it
-runs: the kernel under Triton's interpreter (the reference) and in the configuration the
-failure was found in, each in its own process, then prints what differs. In an Oclgrind
-configuration the device's launches are recorded and replayed under Oclgrind, as the
-fuzzer does (run.py, oclgrind_check), and what Oclgrind says is printed too."""
+"""What a generated program (generator.py) and a reduced reproducer
+(tests/fuzz/findings/*.py, written by reduce.py) share: the launch of its kernel on
+arguments made from its description (`launch`: SEED, SIZES, SCALARS, INPUTS, OUTPUTS),
+and what a reproducer does when it runs (`main`): the kernel under Triton's interpreter
+(the reference) and in the configuration the failure was found in, each in its own
+process, then prints what differs. In an Oclgrind configuration the device's launches
+are recorded and replayed under Oclgrind, as the fuzzer does (run.py, oclgrind_check),
+and what Oclgrind says is printed too."""
 
 import os
 import subprocess
@@ -10,8 +13,56 @@ import sys
 import tempfile
 
 import numpy as np
+import torch
+import triton
 
 CONFIG_VARIABLES = ("TRITON_INTERPRET", "TRITON_OPENCL_DEVICE", "TRITON_SPIRV_TARGET", "TRITON_SPIRV_PROGRAM")
+
+
+def _input(gen, dtype, rows, cols, layout):
+    """An input tensor of `rows` x `cols` in `layout` (contiguous, transposed: a
+    transposed view, strided: every second column of a wider tensor)."""
+    shape = (cols, rows) if layout == "transposed" else (rows, 2 * cols if layout == "strided" else cols)
+    if dtype.is_floating_point:
+        base = (torch.randn(shape, generator=gen) * 2).to(dtype)
+    elif dtype == torch.uint8:
+        base = torch.randint(0, 40, shape, generator=gen).to(dtype)
+    else:
+        base = torch.randint(-20, 21, shape, generator=gen).to(dtype)
+    if layout == "transposed":
+        return base.t()
+    if layout == "strided":
+        return base[:, ::2]
+    return base
+
+
+def make_args(seed, sizes, inputs, outputs):
+    """(inputs, outputs, the inputs' strides) of a program: `inputs` as (name, dtype,
+    role, layout), `outputs` as (name, dtype, kind, atomic) (generator.py); outputs of
+    atomics start at 0, others at 7."""
+    gen = torch.Generator().manual_seed(seed)
+    M, N, K = sizes["M"], sizes["N"], sizes["K"]
+    gm, gn = triton.cdiv(M, sizes["BM"]), triton.cdiv(N, sizes["BN"])
+    dims = {"mn": (M, N), "mk": (M, K), "kn": (K, N), "tn": (sizes["T"], N)}
+    ins = [_input(gen, dtype, *dims[role], layout) for _, dtype, role, layout in inputs]
+    out_dims = {"2d": (M, N), "m": (M, gn), "n": (gm, N), "s": (gm, gn)}
+    outs = [torch.zeros(out_dims[kind], dtype=dtype) if atomic else torch.full(out_dims[kind], 7, dtype=dtype)
+            for _, dtype, kind, atomic in outputs]
+    strides = [s for t in ins for s in t.stride()]
+    return ins, outs, strides
+
+
+def launch(kernel, seed, sizes, scalars, inputs, outputs, **options):
+    """Launches `kernel` on the arguments of `make_args` (a program per block of M x N)
+    -> its outputs by name as numpy arrays (bf16 as float64, 1-byte floats as float32)."""
+    ins, outs, strides = make_args(seed, sizes, inputs, outputs)
+    grid = (triton.cdiv(sizes["M"], sizes["BM"]), triton.cdiv(sizes["N"], sizes["BN"]))
+    kernel[grid](*ins, *outs, *strides, sizes["M"], sizes["N"], sizes["K"], *scalars.values(),
+                 BM=sizes["BM"], BN=sizes["BN"], BK=sizes["BK"], T=sizes["T"],
+                 num_warps=sizes.get("num_warps", 4), **options)
+    return {name: t.float().numpy() if t.dtype.itemsize == 1 and t.dtype.is_floating_point
+            else t.to(torch.float64).numpy() if t.dtype == torch.bfloat16 else t.numpy()
+            for (name, *_), t in zip(outputs, outs)}
 
 
 def main(path, run, config, environment, options):

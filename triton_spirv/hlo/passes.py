@@ -33,7 +33,7 @@ from mlir.dialects import arith, tensor, vector
 
 from ..ir_dump import dump_after
 from ..memref_stage.pipeline import PipelineConfig, lower_to_memref  # the shared stage
-from ..ir_helpers import remap_operands
+from ..ir_helpers import constant_index, remap_operands
 from .lanes import pack_lane_accumulators
 
 STAGES = ("emitted", "inlined", "flattened", "unrolled", "vectorized", "packed", "memref")
@@ -99,17 +99,8 @@ def unroll_vector_loops(module: ir.Module) -> None:
     run_upstream(module, "canonicalize,cse")
 
 
-def _constant_of(value) -> int | None:
-    owner = value.owner
-    if hasattr(owner, "name") and owner.name == "arith.constant":
-        attr = owner.attributes["value"]
-        if isinstance(attr, ir.IntegerAttr):
-            return ir.IntegerAttr(attr).value
-    return None
-
-
 def _unroll(loop) -> None:
-    lower, upper, step = (_constant_of(v) for v in list(loop.operands)[:3])
+    lower, upper, step = (constant_index(v) for v in list(loop.operands)[:3])
     if None in (lower, upper, step):
         return
     body = loop.regions[0].blocks[0]
@@ -138,10 +129,10 @@ def _base_and_offset(index) -> tuple[object, int]:
     owner = index.owner
     if hasattr(owner, "name") and owner.name == "arith.addi":
         a, b = owner.operands
-        c = _constant_of(b)
+        c = constant_index(b)
         if c is not None:
             return a, c
-        c = _constant_of(a)
+        c = constant_index(a)
         if c is not None:
             return b, c
     return index, 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..ir_helpers import VIEW_OPS, op_of, owner
+from ..ir_helpers import VIEW_OPS, constant_index, op_of, owner
 
 
 def nested_ops(block: ir.Block) -> list:
@@ -63,16 +63,6 @@ def users_through_views(memref: ir.Value) -> list:
             else:
                 found.append(use.owner)
     return found
-
-
-def constant_index(value: ir.Value) -> int | None:
-    """The value of an `arith.constant` integer or index, else None."""
-    defining = owner(value)
-    if defining is not None and defining.name == "arith.constant":
-        attr = defining.attributes["value"]
-        if isinstance(attr, ir.IntegerAttr):
-            return attr.value
-    return None
 
 
 def memory_access(op):

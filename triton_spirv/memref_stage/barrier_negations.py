@@ -17,6 +17,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, math
 
+from ..ir_helpers import constant_attr
+from .work_group_barriers import has_barrier
+
 _NEGATIONS = ("arith.negf", "arith.mulf", "arith.subf")
 
 
@@ -24,7 +27,7 @@ def negate_by_fma(module: ir.Module) -> None:
     """Every float negation of a function that holds a `gpu.barrier` becomes
     `math.fma(x, -1, -0)`; functions without barriers keep theirs."""
     for func in module.body.operations:
-        if _ops(func, ("gpu.barrier",)):
+        if has_barrier(func):
             for op in _ops(func, _NEGATIONS):
                 negated = _negated_operand(op)
                 if negated is not None:
@@ -62,15 +65,8 @@ def _negated_operand(op) -> ir.Value | None:
 
 def _constant(value: ir.Value) -> float | None:
     """The float a value is a constant (or a splat) of, else None."""
-    owner = value.owner
-    if not isinstance(owner, ir.OpView) or owner.operation.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    if isinstance(attr, ir.FloatAttr):
-        return attr.value
-    if isinstance(attr, ir.DenseFPElementsAttr) and attr.is_splat:
-        return ir.FloatAttr(attr.get_splat_value()).value
-    return None
+    attr = constant_attr(value)
+    return attr.value if isinstance(attr, ir.FloatAttr) else None
 
 
 def _replace_by_fma(op, x: ir.Value) -> None:

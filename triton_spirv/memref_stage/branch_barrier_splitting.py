@@ -32,6 +32,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ..ir_helpers import VIEW_OPS, block_order, op_of, owner
+from .work_group_barriers import has_barrier
 from .work_group_sharing import LOCAL_FENCE
 
 
@@ -48,23 +49,11 @@ def _barrier_branches_innermost_first(op) -> list:
     found = []
 
     def visit(inner):
-        if inner.name == "scf.if" and _holds_barrier(inner):
+        if inner.name == "scf.if" and has_barrier(inner):
             found.append(inner)
         return ir.WalkResult.ADVANCE
     op_of(op).walk(visit, ir.WalkOrder.POST_ORDER)
     return found
-
-
-def _holds_barrier(op) -> bool:
-    found = []
-
-    def visit(inner):
-        if inner.name == "gpu.barrier":
-            found.append(inner)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    op_of(op).walk(visit)
-    return bool(found)
 
 
 class _Unsplittable(Exception):
@@ -154,7 +143,7 @@ def _arm(region: ir.Region) -> dict:
         if op.name == "gpu.barrier":
             items += [("run", run), ("barrier", op)]
             run = []
-        elif _holds_barrier(op):
+        elif has_barrier(op):
             items += [("run", run), ("loop", op)]
             run = []
         else:

@@ -18,12 +18,16 @@ with `width` 1 an iteration copies its one element.
 
 `copy_nest` (one work-item's copy: `scf.for` nests, rows in vectors) and `spread_copy`
 (a copy the work-items of a group share between barriers, after the loops are
-distributed) are the forms copy_lowering.py gives the SPIR-V stage's copies.
+distributed: the SPIR-V stage's form of the work-group async copies, whose barrier
+before it the barrier analysis decides) are the forms copy_lowering.py gives the
+SPIR-V stage's copies.
 """
 from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf, vector
+
+from ..ir_helpers import constant_index
 
 
 def copy_loop(source: ir.Value, target: ir.Value, shape: list, width: int = 1,
@@ -143,7 +147,7 @@ def copy_nest(source: ir.Value, target: ir.Value, sizes: list, width: int | None
 
 def _vector_end(count: ir.Value, width: int, constant) -> ir.Value:
     """The last multiple of `width` up to `count`."""
-    static = _static_index(count)
+    static = constant_index(count)
     if static is not None:
         return constant(static // width * width)
     return arith.muli(arith.divsi(count, constant(width)), constant(width))
@@ -166,7 +170,7 @@ def _row(source, target, count: ir.Value, width: int, end: ir.Value, constant,
          ivs: list) -> None:
     """One row of `count` elements: vectors of `width` up to `end`, then the rest one by
     one."""
-    static = _static_index(count)
+    static = constant_index(count)
     vectors = scf.ForOp(constant(0), end, constant(width))
     with ir.InsertionPoint(vectors.body):
         _Copies(source, target, ivs + [vectors.induction_variable], width, constant).vector()
@@ -180,14 +184,19 @@ def _row(source, target, count: ir.Value, width: int, end: ir.Value, constant,
         scf.YieldOp([])
 
 
-def spread_copy(source: ir.Value, target: ir.Value, sizes: list) -> None:
+def spread_copy(source: ir.Value, target: ir.Value, sizes: list,
+                barrier_before: bool = True) -> None:
     """At the insertion point: the copy shared by the work-items of the group, between
     barriers (which order it after the writes of `source` and before the reads of
     `target`): work-item w moves elements w, w + group size, ..., whose row-major number
-    splits into indices."""
+    splits into indices. Without `barrier_before`, the barrier analysis has ordered it
+    after those writes already (work_group_barriers.py, `opencl.copy_barriers_placed`):
+    only the barrier after it, which completes it for every work-item as an async
+    copy's wait would."""
     constant = _Constants()
     sizes = [_index(constant, s) for s in sizes]
-    gpu.barrier()
+    if barrier_before:
+        gpu.barrier()
     dims = [gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z]
     ids = [gpu.thread_id(d) for d in dims]
     group = [gpu.block_dim(d) for d in dims]
@@ -210,18 +219,11 @@ def _index(constant, size) -> ir.Value:
     return constant(size) if isinstance(size, int) else size
 
 
-def _static_index(value: ir.Value) -> int | None:
-    defining = value.owner if isinstance(value, ir.OpResult) else None
-    if defining is not None and defining.name == "arith.constant":
-        return ir.IntegerAttr(defining.attributes["value"]).value
-    return None
-
-
 def _product(sizes: list, constant) -> ir.Value:
     """The product of index Values, constants folded."""
     static, total = 1, None
     for size in sizes:
-        value = _static_index(size)
+        value = constant_index(size)
         if value is not None:
             static *= value
         else:

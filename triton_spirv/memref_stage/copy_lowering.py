@@ -20,12 +20,19 @@ The forms, in this order:
   plain element type (no conversion) with unit stride on the tile's side stays
   `memref.copy`, marked `opencl.async_work_group_copy`, where every work-item of the
   group reaches it with the same views (an async copy is a collective of the group:
-  OpenCL C 6.15.11); the OpenCL C emitter prints it
+  OpenCL C 6.15.11), as one row where both sides are one dense block by their types
+  (`memref.collapse_shape`: one async copy, not one per row); the OpenCL C emitter prints it
   as `async_work_group_copy` / `wait_group_events` and the SPIR-V stage, whose
   upstream dialect has no OpGroupAsyncCopy, lowers it by the forms below;
 - a copy reached by every work-item of a group of several, shared by them between
   barriers as an async copy would be (copy_loops.py, `spread_copy`): work-item w moves
-  elements w, w + group size, ...;
+  elements w, w + group size, ...; a barrier after it (the async copy's wait), and one
+  before it unless the barrier analysis saw it as the group's async copy and placed
+  the one it needs (`opencl.copy_barriers_placed`, work_group_barriers.py): the
+  SPIR-V stage's form of every async copy. In the memref stage, the copies of the GPU
+  shape that every work-item reaches are async copies, or tile-to-tile copies that
+  single_work_item.py spreads before the analysis, so this form is left to kernels
+  the analysis did not see;
 - any other copy is made whole by whoever runs it, element by element, with no barrier
   (copy_loops.py, `copy_nest`): in kernels of one work-item per group, inside a
   single-work-item section (an `scf.if` marked `opencl.single_work_item` by
@@ -44,6 +51,7 @@ from mlir.dialects import arith, memref
 
 from ..ir_helpers import owner, root_buffer
 from .copy_loops import copy_nest, spread_copy
+from .work_group_barriers import COPY_BARRIERS_PLACED
 from .work_group_sharing import SINGLE_WORK_ITEM
 
 # The unit attribute of a copy the OpenCL C emitter prints as a work-group async copy.
@@ -109,13 +117,26 @@ def _lower_copy(copy, alone: bool, one_work_item: bool, marks_async: bool,
         return True
     # An async copy is the group's collective: every work-item, the same views.
     if marks_async and (one_work_item or not alone) and _async_copy(source, target):
-        copy.operation.attributes[ASYNC_COPY] = ir.UnitAttr.get()
+        _mark_async(copy)
         return False
     if alone:
         copy_nest(source, target, _sizes(source, target))
     else:
-        spread_copy(source, target, _sizes(source, target))
+        # A copy the barrier analysis saw as the group's async copy has the barrier it
+        # needs before it already; its own barrier after it stands for the async copy's
+        # wait, which the analysis counts on.
+        spread_copy(source, target, _sizes(source, target),
+                    barrier_before=COPY_BARRIERS_PLACED not in copy.operation.attributes)
     return True
+
+
+def _mark_async(copy) -> None:
+    """Marks `copy` as the work-group's async copy, of one row where the types prove
+    both sides one dense block: the printers then make one async copy, not one per row."""
+    merged = _one_row(copy.operands[0], copy.operands[1])
+    if merged is not None:
+        copy.operation.operands[0], copy.operation.operands[1] = merged
+    copy.operation.attributes[ASYNC_COPY] = ir.UnitAttr.get()
 
 
 def _lower_as_vector_rows(source: ir.Value, target: ir.Value, alone: bool,
@@ -244,6 +265,15 @@ def _root_op(view: ir.Value) -> str | None:
     return None if defining is None else defining.name
 
 
+def _tile_side(source: ir.Value, target: ir.Value) -> ir.Value | None:
+    """The work-group tile of a copy between a global buffer and a tile, else None."""
+    if _is_global(source) and _is_tile(target):
+        return target
+    if _is_tile(source) and _is_global(target):
+        return source
+    return None
+
+
 def _unit_strides(*views: ir.Value) -> bool:
     return all(ir.MemRefType(v.type).get_strides_and_offset()[0][-1] == 1 for v in views)
 
@@ -271,11 +301,8 @@ def _tile_vector_rows(source: ir.Value, target: ir.Value, count, one_work_item: 
     stride on both sides; f16 in any group, other element types with a vector form in
     groups of one work-item; rows that can reach VECTOR_WIDTH (`count` itself, else the
     tile's row pitch, else the whole tile's size)."""
-    if _is_global(source) and _is_tile(target):
-        tile = target
-    elif _is_tile(source) and _is_global(target):
-        tile = source
-    else:
+    tile = _tile_side(source, target)
+    if tile is None:
         return False
     element = _element(source)
     if count is None or element != _element(target) or element not in VECTOR_ELEMENTS or \
@@ -301,11 +328,8 @@ def _async_copy(source: ir.Value, target: ir.Value) -> bool:
     """Whether the copy is one the OpenCL C emitter prints as a work-group async copy:
     between a global buffer and a work-group tile, of one element type its buffers hold
     unconverted, with unit stride on the tile's side."""
-    if _is_global(source) and _is_tile(target):
-        tile = target
-    elif _is_tile(source) and _is_global(target):
-        tile = source
-    else:
+    tile = _tile_side(source, target)
+    if tile is None:
         return False
     element = _element(source)
     return ir.MemRefType(tile.type).rank > 0 and element == _element(target) and \

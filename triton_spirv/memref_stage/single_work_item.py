@@ -11,6 +11,7 @@ import math
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
+from ..ir_helpers import holds
 from ..ir_helpers import root_buffer as _root
 from .affine_nests import op_of
 from .copy_loops import copy_loop
@@ -121,15 +122,9 @@ def _is_terminator(op) -> bool:
 
 def _writes_memory(op) -> bool:
     """Writes memory that other work-items see (not private arrays)."""
-    found = []
-
-    def visit(inner):
+    def shared_write(inner) -> bool:
         if inner.name in ("memref.copy", "memref.store") and \
                 is_private(_root(inner.operands[1])):
-            return ir.WalkResult.ADVANCE
-        if inner.name in WRITES:
-            found.append(inner)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    op_of(op).walk(visit)
-    return bool(found)
+            return False
+        return inner.name in WRITES
+    return holds(op, shared_write)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from ..ir_helpers import named, block_order as _position, remap_operands, root_buffer
+from ..ir_helpers import named, block_order as _position, holds, remap_operands, root_buffer
 from .affine_nests import (VIEW_OPS, ancestor_in, body_ops, constant_extent, induction_var,
                            is_alloc, op_of, owner)
 
@@ -318,18 +318,8 @@ def _writes_global_or(op, tiles: set) -> bool:
 
 
 def _reads_or_writes_memory(op) -> bool:
-    touched = False
-
-    def check(inner):
-        nonlocal touched
-        name = inner.name
-        if not (name.startswith(_PURE_PREFIXES) or name in _NO_MEMORY_ACCESS):
-            touched = True
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    op.walk(check)
-    return touched
+    return holds(op, lambda inner: not (inner.name.startswith(_PURE_PREFIXES) or
+                                        inner.name in _NO_MEMORY_ACCESS))
 
 
 def _root_is_alloc(memref: ir.Value) -> bool:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..ir_helpers import constant_attr
+
 UNOPTIMIZED_BUILD = "opencl.unoptimized_build"
 _INTEGER_MAX_MIN = ("arith.maxsi", "arith.maxui", "arith.minsi", "arith.minui")
 
@@ -54,14 +56,7 @@ def _on_indices(op) -> bool:
 
 
 def _is_all_ones(value: ir.Value) -> bool:
-    owner = value.owner
-    if not isinstance(owner, (ir.OpView, ir.Operation)) or owner.name != "arith.constant":
-        return False
-    attr = owner.attributes["value"]
-    if isinstance(attr, ir.DenseElementsAttr):
-        if not attr.is_splat:
-            return False
-        attr = attr.get_splat_value()
+    attr = constant_attr(value)
     # i1 nots (a mask's negation) are not the bitwise not of an integer
     return isinstance(attr, ir.IntegerAttr) and ir.IntegerType(attr.type).width > 1 and \
         attr.value == -1

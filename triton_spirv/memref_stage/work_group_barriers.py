@@ -10,7 +10,9 @@ An async work-group copy (`collective_copy`) gets a barrier before it only where
 access pending there conflicts with it (the copy is the work-group's, every owner's),
 and none after it: the emitter's `wait_group_events` right after the copy completes it
 for every work-item. The copy is marked `opencl.copy_barriers_placed`; unmarked copies
-(kernels this analysis does not see) keep the emitter's barrier before each.
+(kernels this analysis does not see) keep the emitter's barrier before each, and so
+does the SPIR-V stage's form of them (copy_loops.py, `spread_copy`, whose barrier after
+the copy stands for the wait).
 
 Each barrier the analysis meets (its own and those the reductions and scans placed)
 also gets its fences: where no access pending before it touches a global buffer the
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import gpu, scf
 
+from ..ir_helpers import holds
 from ..ir_helpers import root_buffer as _root
 from .affine_nests import op_of
 from .affine_nests import memory_access as _memory_access
@@ -63,26 +66,28 @@ def _keep_fences_of_adjacent_barriers(block: ir.Block) -> None:
 
 def balance_barriers(module: ir.Module, _config, _analyses: dict) -> None:
     """Quirk one_sided_barrier_branch (_balance_barriers)."""
-    for func in functions(module):
-        _balance_barriers(entry_block(func))
+    _on_entry_blocks(module, _balance_barriers)
 
 
 def barrier_before_loops(module: ir.Module, _config, _analyses: dict) -> None:
     """Quirk barrier_loop_after_branch (_enter_barrier_loops_after_a_barrier)."""
-    for func in functions(module):
-        _enter_barrier_loops_after_a_barrier(entry_block(func))
+    _on_entry_blocks(module, _enter_barrier_loops_after_a_barrier)
 
 
 def isolate_register_blocks(module: ir.Module, _config, _analyses: dict) -> None:
     """Quirk register_blocks_beside_private_loops (_isolate_register_blocks)."""
-    for func in functions(module):
-        _isolate_register_blocks(entry_block(func))
+    _on_entry_blocks(module, _isolate_register_blocks)
 
 
 def barrier_after_loops(module: ir.Module, _config, _analyses: dict) -> None:
     """Quirk branch_after_barrier_loop (_leave_barrier_loops_by_a_barrier)."""
+    _on_entry_blocks(module, _leave_barrier_loops_by_a_barrier)
+
+
+def _on_entry_blocks(module: ir.Module, rewrite) -> None:
+    """`rewrite` of each kernel's entry block."""
     for func in functions(module):
-        _leave_barrier_loops_by_a_barrier(entry_block(func))
+        rewrite(entry_block(func))
 
 
 def _conflict(a: Access, b: Access) -> bool:
@@ -262,7 +267,7 @@ def _balance_barriers(block: ir.Block) -> None:
         for region in op.regions:
             for inner in region.blocks:
                 _balance_barriers(inner)
-        if op.operation.name != "scf.if" or not _has_barrier(op):
+        if op.operation.name != "scf.if" or not has_barrier(op):
             continue
         if not op.regions[1].blocks:
             with op.location:
@@ -271,7 +276,7 @@ def _balance_barriers(block: ir.Block) -> None:
                     scf.YieldOp([])
         for region in op.regions:
             branch = region.blocks[0]
-            if not any(_has_barrier(inner) for inner in branch.operations):
+            if not any(has_barrier(inner) for inner in branch.operations):
                 with op.location, ir.InsertionPoint.at_block_begin(branch):
                     gpu.barrier()
 
@@ -288,7 +293,7 @@ def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
             for inner in region.blocks:
                 _enter_barrier_loops_after_a_barrier(inner)
     for op in list(block.operations):
-        if op.operation.name in ("scf.for", "scf.while") and _has_barrier(op) and \
+        if op.operation.name in ("scf.for", "scf.while") and has_barrier(op) and \
                 _branch_since_barrier(op):
             with op.location, ir.InsertionPoint(op):
                 gpu.barrier()
@@ -321,7 +326,7 @@ def _isolate_register_blocks(block: ir.Block) -> None:
 def _is_register_block_loop(op) -> bool:
     """A loop distributed over the work-items (from `gpu.thread_id`) that holds vector
     fmas and no barrier."""
-    if op.operation.name != "scf.for" or _has_barrier(op) or \
+    if op.operation.name != "scf.for" or has_barrier(op) or \
             not _depends_on_thread_id(op.operands[0]):
         return False
     found = []
@@ -369,7 +374,7 @@ def _leave_barrier_loops_by_a_barrier(block: ir.Block) -> None:
             for inner in region.blocks:
                 _leave_barrier_loops_by_a_barrier(inner)
     for op in list(block.operations):
-        if op.operation.name in ("scf.for", "scf.while") and _has_barrier(op) and \
+        if op.operation.name in ("scf.for", "scf.while") and has_barrier(op) and \
                 _branch_before_barrier(op):
             with op.location, ir.InsertionPoint.after(op):
                 gpu.barrier()
@@ -402,7 +407,7 @@ def double_barriers_in_branches(module: ir.Module) -> None:
 
 def _double_barriers_in_branches(block: ir.Block) -> None:
     for op in block.operations:
-        if op.operation.name == "scf.if" and _has_barrier(op):
+        if op.operation.name == "scf.if" and has_barrier(op):
             for region in op.regions:
                 for inner in region.blocks:
                     _double_barriers(inner)
@@ -437,16 +442,9 @@ def _branch_since_barrier(loop) -> bool:
     return seen
 
 
-def _has_barrier(op) -> bool:
-    found = []
-
-    def visit(inner):
-        if inner.name == "gpu.barrier":
-            found.append(inner)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    op_of(op).walk(visit)
-    return bool(found)
+def has_barrier(op) -> bool:
+    """Whether `op` is a `gpu.barrier` or holds one."""
+    return holds(op, lambda inner: inner.name == "gpu.barrier")
 
 
 def _has_else(op) -> bool:

@@ -14,6 +14,7 @@ from .affine_nests import matched_loops, op_of, owner, static_trip_count
 from .affine_nests import constant_index as _constant_index
 from .affine_nests import memory_access as _memory_access
 from .affine_nests import outermost_parallel_loops as _outermost_parallel_loops
+from ..ir_helpers import holds
 from ..ir_helpers import root_buffer as _root
 from .shared_copies import converting_copy_loops
 from .work_group_atomics import atomic_nests
@@ -272,16 +273,10 @@ def _serialize(parallel) -> None:
 
 def _indexes_private_array(loop) -> bool:
     """Whether a load or store in `loop` accesses a private array (memref.alloca)."""
-    found = []
-
-    def visit(inner):
+    def private_access(inner) -> bool:
         access = _memory_access(inner)
-        if access is not None and is_private(_root(access[0])):
-            found.append(inner)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    op_of(loop).walk(visit)
-    return bool(found)
+        return access is not None and is_private(_root(access[0]))
+    return holds(loop, private_access)
 
 
 def _product(values):

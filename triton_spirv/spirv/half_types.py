@@ -28,6 +28,7 @@ from mlir.dialects import arith
 
 from emitter_opencl.locations import source_line
 
+from ..ir_helpers import with_element_type
 from .flatten import error_at
 
 BF16_PASSES = ("arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
@@ -206,12 +207,7 @@ def only_accesses(user, tile: ir.Value) -> bool:
 
 
 def _with_f32(t: ir.Type) -> ir.Type:
-    f32 = ir.F32Type.get()
-    if isinstance(t, ir.MemRefType):
-        return ir.MemRefType.get(t.shape, f32, layout=t.layout, memory_space=t.memory_space)
-    if isinstance(t, ir.VectorType):
-        return ir.VectorType.get(t.shape, f32)
-    return f32
+    return with_element_type(t, ir.F32Type.get())
 
 
 def _widen_tile(alloc, users) -> None:

@@ -50,7 +50,7 @@ from .calls import check_no_external_calls
 from ..memref_stage.copy_lowering import lower_copies
 from emitter_opencl.locations import source_line
 
-from ..ir_helpers import root_buffer
+from ..ir_helpers import constant_attr, holds, root_buffer
 from .flatten import SpirvStageError, flatten_buffers, local_size
 from .fp8 import check_no_fp8, fp8_values_as_f32
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
@@ -210,27 +210,12 @@ def check_optimized_build(module: ir.Module) -> None:
 
 
 def _stores_zeros_to_a_private_array(func) -> bool:
-    found = []
-
-    def visit(op):
-        if op.name in ("memref.store", "vector.store") and _is_zero(op.operands[0]) and \
-                _root_op_name(op.operands[1]) == "memref.alloca":
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    func.operation.walk(visit)
-    return bool(found)
+    return holds(func, lambda op: op.name in ("memref.store", "vector.store") and
+                 _is_zero(op.operands[0]) and _root_op_name(op.operands[1]) == "memref.alloca")
 
 
 def _is_zero(value: ir.Value) -> bool:
-    owner = value.owner
-    if not isinstance(owner, (ir.OpView, ir.Operation)) or owner.name != "arith.constant":
-        return False
-    attr = owner.attributes["value"]
-    if isinstance(attr, ir.DenseElementsAttr):
-        if not attr.is_splat:
-            return False
-        attr = attr.get_splat_value()
+    attr = constant_attr(value)
     if isinstance(attr, ir.IntegerAttr):
         return attr.value == 0
     if isinstance(attr, ir.FloatAttr):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
+from ..ir_helpers import with_element_type
 from .half_types import STORES, only_accesses
 
 
@@ -42,12 +43,7 @@ def _is_i8(t: ir.Type) -> bool:
 
 
 def _with_i32(t: ir.Type) -> ir.Type:
-    i32 = ir.IntegerType.get_signless(32)
-    if isinstance(t, ir.MemRefType):
-        return ir.MemRefType.get(t.shape, i32, layout=t.layout, memory_space=t.memory_space)
-    if isinstance(t, ir.VectorType):
-        return ir.VectorType.get(t.shape, i32)
-    return i32
+    return with_element_type(t, ir.IntegerType.get_signless(32))
 
 
 def _widen(alloca, users) -> None:
