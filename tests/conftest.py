@@ -25,7 +25,7 @@ import pytest
 DEVICE_FREE_FILES = {
     "test_block_ownership.py", "test_branch_tiles.py", "test_filecheck.py",
     "test_hlo_emitter_maps.py", "test_hlo_indexing.py", "test_hlo_reader.py", "test_locations.py",
-    "test_tiers.py", "test_ttir_reader.py",
+    "test_tiers.py", "test_ttir_reader.py", "test_ir_helpers.py", "test_async_copy_rows.py",
 }
 
 # Device-free tests of files that also launch kernels: file -> test function names.

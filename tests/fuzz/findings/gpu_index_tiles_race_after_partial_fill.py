@@ -59,44 +59,13 @@ OUTPUTS = [
 ]
 
 
-def _input(gen, dtype, rows, cols, layout):
-    shape = (cols, rows) if layout == "transposed" else (rows, 2 * cols if layout == "strided" else cols)
-    if dtype.is_floating_point:
-        base = (torch.randn(shape, generator=gen) * 2).to(dtype)
-    elif dtype == torch.uint8:
-        base = torch.randint(0, 40, shape, generator=gen).to(dtype)
-    else:
-        base = torch.randint(-20, 21, shape, generator=gen).to(dtype)
-    if layout == "transposed":
-        return base.t()
-    if layout == "strided":
-        return base[:, ::2]
-    return base
-
-
-def make_args():
-    gen = torch.Generator().manual_seed(SEED)
-    M, N, K = SIZES["M"], SIZES["N"], SIZES["K"]
-    gm, gn = triton.cdiv(M, SIZES["BM"]), triton.cdiv(N, SIZES["BN"])
-    dims = {"mn": (M, N), "mk": (M, K), "kn": (K, N), "tn": (SIZES["T"], N)}
-    ins = [_input(gen, dtype, *dims[role], layout) for _, dtype, role, layout in INPUTS]
-    out_dims = {"2d": (M, N), "m": (M, gn), "n": (gm, N), "s": (gm, gn)}
-    outs = [torch.zeros(out_dims[kind], dtype=dtype) if atomic else torch.full(out_dims[kind], 7, dtype=dtype)
-            for _, dtype, kind, atomic in OUTPUTS]
-    strides = [s for t in ins for s in t.stride()]
-    return ins, outs, strides
-
 
 def run(**options):
-    ins, outs, strides = make_args()
-    grid = (triton.cdiv(SIZES["M"], SIZES["BM"]), triton.cdiv(SIZES["N"], SIZES["BN"]))
-    kernel[grid](*ins, *outs, *strides, SIZES["M"], SIZES["N"], SIZES["K"], *SCALARS.values(),
-                 BM=SIZES["BM"], BN=SIZES["BN"], BK=SIZES["BK"], T=SIZES["T"],
-                 num_warps=SIZES.get("num_warps", 4), **options)
-    return {name: t.float().numpy() if t.dtype.itemsize == 1 and t.dtype.is_floating_point
-            else t.to(torch.float64).numpy() if t.dtype == torch.bfloat16 else t.numpy()
-            for (name, *_), t in zip(OUTPUTS, outs)}
+    # imported here: a reproducer run as a script finds its checkout only in its
+    # __main__ block, and the processes that call run() have it on their path
+    from tests.fuzz.reproducer import launch
 
+    return launch(kernel, SEED, SIZES, SCALARS, INPUTS, OUTPUTS, **options)
 
 # ---------------------------------------------------------------------------------
 # Reproducer: runs the kernel under Triton's interpreter (the reference) and in the
