@@ -345,3 +345,91 @@ def test_not_then_max(monkeypatch):
     expected = w.tolist() if int(w.max()) <= 2 else [0] * 5
     quirky = resolve_target().has_quirk("not_then_integer_max")
     assert f"OUT {expected} {quirky}" in child.stdout, child.stdout + child.stderr[-3000:]
+
+
+# ---------------------------------------------------------------------------------------
+# barrier_in_fill_branch: a value a work-item keeps across barriers at the end of
+# partial tiles' fill branches, each followed by a loop of async work-group copies
+# (Intel 2026.22.10: its compiler dies with SIGSEGV in its pass
+# sycl-kernel-reduce-cross-barrier-values; found by the fuzzer, seed 42650).
+
+FILL_BRANCH_BARRIER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "findings",
+                                   "intel_gpu_fill_branch_barrier_crash.cl")
+_RUN_FILL_BRANCH = """
+import sys, numpy as np, pyopencl as cl
+platform = [p for p in cl.get_platforms() if p.name == sys.argv[1]][0]
+context = cl.Context(platform.get_devices()); queue = cl.CommandQueue(context)
+program = cl.Program(context, open(sys.argv[2]).read()).build(options=sys.argv[3:])
+flags = cl.mem_flags
+def buffer(a): return cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=a)
+y = np.full(64, -3, np.int32); y[0] = 5
+out = np.full(128, 7, np.int32); out_buffer = buffer(out)
+program.k(queue, (128,), (128,), buffer(np.arange(64, dtype=np.float32)), buffer(y),
+          buffer(np.arange(64, dtype=np.int32)), np.int32(1), np.int32(0), out_buffer)
+cl.enqueue_copy(queue, out, out_buffer); queue.finish()
+print("OUT", out[:32].tolist())
+"""
+FILL_BRANCH_EXPECTED = "OUT " + str([1] + [0] * 31)
+
+
+def _reduced_fill_branch(platform, *options) -> subprocess.CompletedProcess:
+    """The reduced OpenCL C in a child process (Intel's compiler dies on it)."""
+    return subprocess.run([sys.executable, "-c", _RUN_FILL_BRANCH, platform.name,
+                           FILL_BRANCH_BARRIER, *options], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("platform", _platforms())
+def test_barrier_in_fill_branch_reduced(platform):
+    """Each barrier after its branch (the quirk's form), and unoptimized: right
+    everywhere. The barriers inside the branches, optimized: the build dies where the
+    quirk applies (a release that builds it gets `fixed_in`), right elsewhere."""
+    for options in (("-D", "BARRIER_AFTER_FILL"), ("-cl-opt-disable",)):
+        child = _reduced_fill_branch(platform, *options)
+        assert FILL_BRANCH_EXPECTED in child.stdout, child.stdout + child.stderr[-2000:]
+    plain = _reduced_fill_branch(platform)
+    if _has_quirk(platform, "barrier_in_fill_branch"):
+        assert plain.returncode != 0 and FILL_BRANCH_EXPECTED not in plain.stdout, plain.stdout
+    else:
+        assert FILL_BRANCH_EXPECTED in plain.stdout, plain.stdout + plain.stderr[-2000:]
+
+
+_RUN_FINDING = """
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import intel_gpu_cumsum_cross_barrier_crash as f
+outs = f.run(opencl_target="gpu", program=sys.argv[2])
+print("OUT", [float(v) for name in ("o0", "o1") for v in outs[name].ravel()])
+"""
+
+
+def _finding_expected() -> list:
+    """The finding's outputs by torch (M = N = 1: one element; the row-wise cumsum of
+    one row is its value): o0 = 0 where x1 > 0, else untouched (7); o1 = min(x0,
+    x4 where x2 > 0 else -1)."""
+    sys.path.insert(0, os.path.dirname(FILL_BRANCH_BARRIER))
+    import intel_gpu_cumsum_cross_barrier_crash as finding
+    (x0, x1, x2, _x3, x4, *_rest), _outs, _strides = finding.make_args()
+    loaded = torch.where(x2[0, 0] > 0, x4[0, 0].float(), torch.tensor(-1.0))
+    return [0.0 if x1[0, 0] > 0 else 7.0, float(torch.minimum(x0[0, 0], loaded))]
+
+
+@pytest.mark.parametrize("program", ["source", "spirv"])
+@pytest.mark.parametrize("quirk_off", [False, True], ids=["quirk", "quirk_off"])
+def test_barrier_in_fill_branch(program, quirk_off, monkeypatch):
+    """The fuzzer's finding, GPU shape, on the device in use, in a child process (the
+    compiler may kill it), against torch. With the quirk's form right everywhere; with
+    the quirk turned off the OpenCL C build dies where the quirk applies."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
+    if program == "spirv" and not _il_version(launcher.get_device().device):
+        pytest.skip("the device takes no SPIR-V")
+    env = dict(os.environ)
+    if quirk_off:
+        env["TRITON_SPIRV_QUIRKS_OFF"] = "barrier_in_fill_branch"
+    child = subprocess.run([sys.executable, "-c", _RUN_FINDING, os.path.dirname(FILL_BRANCH_BARRIER),
+                            program], capture_output=True, text=True, timeout=300, env=env)
+    expected = f"OUT {_finding_expected()}"
+    if quirk_off and program == "source" and resolve_target("gpu").has_quirk("barrier_in_fill_branch"):
+        assert child.returncode != 0 and expected not in child.stdout, child.stdout
+    else:
+        assert expected in child.stdout, child.stdout + child.stderr[-3000:]

@@ -254,6 +254,15 @@ _INTEL_QUIRKS = (
           "such kernels are built from OpenCL C with -cl-opt-disable "
           "(memref_stage/unoptimized_builds.py)",
           "tests/test_intel_quirks.py::test_not_then_max"),
+    Quirk("barrier_in_fill_branch", "intel-r", None,
+          "its compiler crashes (SIGSEGV in its pass sycl-kernel-reduce-cross-barrier-"
+          "values, killing the process) on a value a work-item keeps across barriers at "
+          "the end of partial tiles' fill branches, each followed by a loop of async "
+          "work-group copies (GPU shape: masked 2-D loads around a masked load kept in "
+          "a private array, then a cumsum); -cl-opt-disable and PoCL compute it right",
+          "the barrier after a partial tile's fill goes after its branch, not into it "
+          "(memref_stage/work_group_barriers.py, _barriers_in_branches)",
+          "tests/test_intel_quirks.py::test_barrier_in_fill_branch_reduced"),
 )
 QUIRKS = {quirk.name: quirk for quirk in (*_POCL_QUIRKS, *_INTEL_QUIRKS)}
 

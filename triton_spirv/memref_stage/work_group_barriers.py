@@ -4,7 +4,9 @@ elements puts a `gpu.barrier` before an op that touches a buffer an op since the
 barrier touched under another owner, one of the two writing (work_group_sharing.py's
 docstring, step 3). The quirks' forms: one_sided_barrier_branch (`balance_barriers`),
 barrier_loop_after_branch (`barrier_before_loops`), barrier_in_uniform_branch
-(`double_barriers_in_branches`, after the last canonicalize).
+(`double_barriers_in_branches`, after the last canonicalize); barrier_in_fill_branch
+and those two keep the barrier after a partial tile's fill out of its branch
+(`_barriers_in_branches`).
 
 An async work-group copy (`collective_copy`) gets a barrier before it only where an
 access pending there conflicts with it (the copy is the work-group's, every owner's),
@@ -109,9 +111,12 @@ COPY_BARRIERS_PLACED = "opencl.copy_barriers_placed"
 def _barriers_in_branches(config) -> bool:
     """Whether a barrier may go into one branch of a (uniform) `scf.if` alone: not on
     devices that mishandle such barriers (quirks one_sided_barrier_branch,
-    barrier_in_uniform_branch: their fix-ups would cost more barriers than they save)."""
+    barrier_in_uniform_branch: their fix-ups would cost more barriers than they save;
+    barrier_in_fill_branch: Intel's compiler crashes on values kept across such
+    barriers of partial tiles' fills followed by async copies)."""
     return not (config.has_quirk("one_sided_barrier_branch")
-                or config.has_quirk("barrier_in_uniform_branch"))
+                or config.has_quirk("barrier_in_uniform_branch")
+                or config.has_quirk("barrier_in_fill_branch"))
 
 
 @dataclass

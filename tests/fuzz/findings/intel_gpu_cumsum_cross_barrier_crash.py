@@ -5,7 +5,18 @@ kernel: a masked load whose mask reads another load, `tl.minimum`, a `tl.cumsum`
 rows (barriers in the GPU shape) and a `tl.where` of the cumsum. Built with
 -cl-opt-disable it computes right (checked by hand); PoCL computes it right. No bitwise
 not here, so quirk not_then_integer_max does not cover it. The process dies with the
-compiler: Intel's builds are not isolated (only PoCL's, quirk build_may_abort).
+compiler: Intel's builds are not isolated (only PoCL's, quirk build_may_abort). The
+SPIR-V of the same kernel builds and computes right. Reduced by hand to
+intel_gpu_fill_branch_barrier_crash.cl (beside this file): `x1`'s masked load, held in
+a private array (one element per work-item), lives across the barriers that end the
+partial tiles' fill branches of the next masked loads (`if (is_partial) { fill;
+barrier }`), each followed by a loop of async work-group copies (one per row). It
+builds with either barrier after its branch, with either copy loop a plain loop, or
+without the kept value.
+
+Fixed: quirk barrier_in_fill_branch keeps the barrier after a partial tile's fill out
+of its branch on Intel's runtime (memref_stage/work_group_barriers.py,
+_barriers_in_branches); this program now computes right.
 
 Run from the repository root: python3 tests/fuzz/findings/intel_gpu_cumsum_cross_barrier_crash.py
 """
