@@ -353,6 +353,7 @@ def test_not_then_max(monkeypatch):
 # (Intel 2026.22.10: its compiler dies with SIGSEGV in its pass
 # sycl-kernel-reduce-cross-barrier-values; found by the fuzzer, seed 42650).
 
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILL_BRANCH_BARRIER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "findings",
                                    "intel_gpu_fill_branch_barrier_crash.cl")
 _RUN_FILL_BRANCH = """
@@ -395,7 +396,7 @@ def test_barrier_in_fill_branch_reduced(platform):
 
 _RUN_FINDING = """
 import sys, torch
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = [sys.argv[1], sys.argv[3]]
 import intel_gpu_cumsum_cross_barrier_crash as f
 outs = f.run(opencl_target="gpu", program=sys.argv[2])
 print("OUT", [float(v) for name in ("o0", "o1") for v in outs[name].ravel()])
@@ -408,7 +409,10 @@ def _finding_expected() -> list:
     x4 where x2 > 0 else -1)."""
     sys.path.insert(0, os.path.dirname(FILL_BRANCH_BARRIER))
     import intel_gpu_cumsum_cross_barrier_crash as finding
-    (x0, x1, x2, _x3, x4, *_rest), _outs, _strides = finding.make_args()
+
+    from tests.fuzz.reproducer import make_args
+    (x0, x1, x2, _x3, x4, *_rest), _outs, _strides = make_args(
+        finding.SEED, finding.SIZES, finding.INPUTS, finding.OUTPUTS)
     loaded = torch.where(x2[0, 0] > 0, x4[0, 0].float(), torch.tensor(-1.0))
     return [0.0 if x1[0, 0] > 0 else 7.0, float(torch.minimum(x0[0, 0], loaded))]
 
@@ -427,7 +431,7 @@ def test_barrier_in_fill_branch(program, quirk_off, monkeypatch):
     if quirk_off:
         env["TRITON_SPIRV_QUIRKS_OFF"] = "barrier_in_fill_branch"
     child = subprocess.run([sys.executable, "-c", _RUN_FINDING, os.path.dirname(FILL_BRANCH_BARRIER),
-                            program], capture_output=True, text=True, timeout=300, env=env)
+                            program, REPO_ROOT], capture_output=True, text=True, timeout=300, env=env)
     expected = f"OUT {_finding_expected()}"
     if quirk_off and program == "source" and resolve_target("gpu").has_quirk("barrier_in_fill_branch"):
         assert child.returncode != 0 and expected not in child.stdout, child.stdout
