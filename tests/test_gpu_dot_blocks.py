@@ -4,18 +4,21 @@ the tile allows it, consecutive work-items on consecutive column blocks. Tutoria
 matmul in the GPU shape against torch over a handful of block sizes, K steps, num_warps
 and element types, as OpenCL C and as SPIR-V where the device takes it; the whole
 sweep is scripts/gpu_dot_sweep.py. Sizes are no multiple of the blocks (masked edges)."""
+import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 import pytest
 
 from launcher import get_device
 from launcher.il import spirv_versions
-from triton_spirv.target import TARGET_ENV
+from triton_spirv.target import TARGET_ENV, resolve_target
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "scripts"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gpu_dot_sweep  # noqa: E402
 
 # (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, element type)
@@ -29,13 +32,9 @@ CONFIGS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _launch_option_picks_the_shape(monkeypatch):
-    monkeypatch.delenv(TARGET_ENV, raising=False)
-
-
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "{}x{}x{}-nw{}-{}".format(*c))
-def test_matmul_gpu_shape(config):
+def test_matmul_gpu_shape(config, monkeypatch):
+    monkeypatch.delenv(TARGET_ENV, raising=False)   # the launch option picks the shape
     gpu_dot_sweep.check(*config)
 
 
@@ -44,18 +43,61 @@ def test_matmul_gpu_shape(config):
 @pytest.mark.parametrize("config", [c for c in CONFIGS if c[4] == "float32"],
                          ids=lambda c: "{}x{}x{}-nw{}-{}".format(*c))
 def test_matmul_gpu_shape_spirv(config, monkeypatch):
+    monkeypatch.delenv(TARGET_ENV, raising=False)
     monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
     if not spirv_versions(get_device()):
         pytest.skip("the device takes no SPIR-V")
     gpu_dot_sweep.check(*config, program="spirv")
 
 
-def test_every_work_item_owns_a_block():
+def test_every_work_item_owns_a_block(monkeypatch):
     """64x64 over 128 work-items: 128 blocks of 4 rows by float8, one per work-item,
-    work-item lid on column block lid % 8 (consecutive work-items, consecutive columns)."""
+    work-item lid on column block lid % 8 (consecutive work-items, consecutive columns).
+    Where the quirk register_blocks_for_every_work_item applies (PoCL), 64 blocks of 4
+    rows by float16."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
     source = gpu_dot_sweep.check(64, 64, 32, 4, "float32").asm["cl"]
+    quirk = resolve_target("gpu").has_quirk("register_blocks_for_every_work_item")
+    blocks, per_row, width = (64, 4, 16) if quirk else (128, 8, 8)
     loop = re.search(r"for \(long (\w+) = lid_x; \1 < (\d+); \1 \+= 128\) \{\n"
-                     r"\s*long (\w+) = .*\(ulong\)\1 / \(ulong\)8\)\) \* 4;\n"
-                     r"\s*long (\w+) = .*\(ulong\)\1 % \(ulong\)8\)\) \* 8;", source)
-    assert loop is not None and loop.group(2) == "128", source
-    assert re.search(r"float8 \w+ = fma\(", source) and "float16" not in source, source
+                     rf"\s*long (\w+) = .*\(ulong\)\1 / \(ulong\){per_row}\)\) \* 4;\n"
+                     rf"\s*long (\w+) = .*\(ulong\)\1 % \(ulong\){per_row}\)\) \* {width};", source)
+    assert loop is not None and loop.group(2) == str(blocks), source
+    assert re.search(rf"float{width} \w+ = fma\(", source), source
+
+
+# (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, element type, M, N, K): small
+# launches for Oclgrind, masked edges in every dimension.
+OCLGRIND_CONFIGS = [(64, 64, 32, 4, "float32", 80, 72, 40), (16, 16, 16, 4, "float16", 20, 24, 36)]
+# Oclgrind's default 32 KiB of local memory is less than the 64x64 matmul's tiles.
+LOCAL_MEM_BYTES = 262144
+
+
+@pytest.mark.skipif(shutil.which("oclgrind") is None, reason="oclgrind is not installed")
+def test_race_free_under_oclgrind(tmp_path, monkeypatch):
+    """The blocks each work-item owns, between the barriers around the K step's tiles:
+    the replayed launches (launcher/replay.py) under `oclgrind --data-races`
+    (out-of-bounds accesses are always checked) give no message and the device's
+    buffers. (Oclgrind 21.10's --uninitialized stops at the LLVM `freeze` that the
+    OpenCL compiler makes of the tutorial's program-id divisions.)"""
+    from launcher.replay import list_recordings, recording
+    from test_oclgrind import REPLAY_ARGS
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    paths = []
+    for bm, bn, bk, warps, dtype, *size in OCLGRIND_CONFIGS:
+        folder = str(tmp_path / f"{bm}x{bn}x{bk}")
+        with recording(folder):
+            gpu_dot_sweep.check(bm, bn, bk, warps, dtype, size=tuple(size))
+        paths += list_recordings(folder)
+    assert len(paths) == len(OCLGRIND_CONFIGS)
+    proc = subprocess.run(["oclgrind", "--data-races", "--local-mem-size", str(LOCAL_MEM_BYTES),
+                           sys.executable, os.path.join(ROOT, "launcher", "replay.py"),
+                           *REPLAY_ARGS, *paths],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith('{"name"')]
+    assert len(results) == len(paths), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert '"device": "Oclgrind Simulator"' in proc.stdout
+    assert all(result["ok"] for result in results), results
+    messages = [line for line in proc.stderr.splitlines()
+                if line.strip() and not line.startswith("###")]
+    assert not messages, "\n".join(messages[:40])

@@ -156,7 +156,9 @@ def _register_blocking(module: ir.Module, config: PipelineConfig, _analyses: dic
     work-items share the blocks: blocks that divide the extents, one loop, at least one
     block per work-item where the tile allows it."""
     if config.shares_work_group:
-        return block_contractions_exactly(module, config.work_items)
+        return block_contractions_exactly(
+            module, config.work_items,
+            blocks_per_work_item=not config.has_quirk("register_blocks_for_every_work_item"))
     return block_contractions(module)
 
 
