@@ -78,11 +78,22 @@ def test_block_shape_follows_the_extents(M, N, blocks, width):
     assert text.count("affine.vector_store") == sum(int(b.split()[-1]) for b in blocks)
 
 
-@pytest.mark.parametrize("M,N,rows,width", [(16, 8, 4, 8), (6, 4, 2, 4), (3, 16, 1, 16)])
-def test_blocks_shared_by_work_items_divide_the_rows(M, N, rows, width):
+# Blocks that work-items share divide the extents and are as many as the work-items
+# where the tile allows it (register_blocking.gpu_block): as large as that leaves them,
+# at most 64 elements, float8 rows first.
+@pytest.mark.parametrize("M,N,work_items,rows,width", [
+    (64, 64, 128, 4, 8),        # 128 blocks of 32 elements: one per work-item
+    (64, 64, 256, 2, 8),
+    (128, 128, 128, 8, 8),      # 256 blocks: capped at 64 elements
+    (64, 32, 32, 8, 8),
+    (16, 16, 128, 1, 2),        # 2 elements each: rows of float2
+    (16, 8, 128, 1, 2),         # fewer elements than work-items: the smallest blocks
+    (6, 4, 2, 2, 4),
+    (3, 16, 4, 1, 8)])
+def test_blocks_shared_by_work_items_divide_the_rows(M, N, work_items, rows, width):
     with new_context():
         module = ir.Module.parse(_nest(M=M, N=N))
-        assert block_contractions_exactly(module) == 1
+        assert block_contractions_exactly(module, work_items) == 1
         module.operation.verify()
         text = str(module)
     step = f" step {rows}" if rows > 1 else ""  # step 1 is not printed

@@ -5,7 +5,8 @@ lanes of a warp read and write consecutive global addresses (coalesced) and thei
 Needs Oclgrind and the warp model (an Oclgrind plugin; shared/tools/warp_model beside the checkout, or $WARP_MODEL_DIR:
 the one holding wmlib.py); skipped without them. Before the distribution in chunks of
 one iteration and the padded tiles: transpose 8-way conflicts and 0.25 coalescing,
-matmul 4.0 average / 8-way and 0.25.
+matmul 4.0 average / 8-way and 0.25; before the register blocks followed the
+work-group, matmul work balance 1.27.
 """
 import os
 import shutil
@@ -62,3 +63,13 @@ REFERENCE_BARRIERS = {"transpose 32x32": 1, "matmul 64x64x32": 8}
 @pytest.mark.parametrize("family", list(warp_model.FAMILIES))
 def test_barriers_at_most_the_reference(records, family):
     assert records[family]["barriers_per_group"] <= REFERENCE_BARRIERS[family], records[family]
+
+
+# --- Work balance (memref_stage/register_blocking.py, gpu_block) ---
+# The reference kernels keep every work-item equally busy (1.00). The matmul's register
+# blocks follow the work-group: 128 blocks of 4 rows by float8 for 128 work-items; with
+# the 64 blocks of 4 rows by float16 it had before, half the work-items sat out the dot
+# (1.27).
+@pytest.mark.parametrize("family", list(warp_model.FAMILIES))
+def test_work_balanced_like_the_reference(records, family):
+    assert records[family]["balance_max_over_mean"] <= 1.1, records[family]

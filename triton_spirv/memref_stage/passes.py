@@ -153,9 +153,12 @@ def _module_rewrite(rewrite: Callable[[ir.Module], object]):
 
 def _register_blocking(module: ir.Module, config: PipelineConfig, _analyses: dict) -> int:
     """Register blocking of contraction nests (register_blocking.py); on the GPU shape
-    work-items share the row blocks: blocks that divide the rows, one loop."""
+    work-items share the blocks: blocks that divide the extents, one loop, at least one
+    block per work-item where the tile allows it."""
     if config.shares_work_group:
-        return block_contractions_exactly(module)
+        return block_contractions_exactly(
+            module, config.work_items,
+            blocks_per_work_item=not config.has_quirk("register_blocks_for_every_work_item"))
     return block_contractions(module)
 
 

@@ -57,9 +57,26 @@ WIDTHS = (16, 8, 4)
 # 128x64x64 tiles (kernel CPU time) against 4, 5, 7 and 8x8 rows, on the default CPU runtime and Intel's
 # runtime alike. Extents that 6 does not divide end with one block of the rest.
 CPU_ROWS = 6
-# Rows per block where work-items share the row blocks (GPU shapes): a divisor of the
-# extent, so the blocks form one parallel loop with no remainder block.
-DIVISOR_ROWS = (4, 2, 1)
+# Where the work-items of a group share the blocks (GPU shapes), rows and widths are
+# divisors of the extents, so that the blocks form one parallel loop with no remainder
+# block, and the block's size follows the group (gpu_block): each work-item gets at
+# least one block where the tile has enough elements, up to GPU_MAX_BLOCK of them.
+GPU_ROWS = (8, 4, 2, 1)
+GPU_WIDTHS = (16, 8, 4, 2)
+# The most accumulator elements of one block: 4 rows of float16 before the block
+# followed the group (registers, and PoCL's quirk register_blocks_beside_private_loops
+# was found and checked on blocks of 64 floats).
+GPU_MAX_BLOCK = 64
+# Widths by preference between blocks of one size. The distribution hands consecutive
+# column blocks to consecutive work-items (blocks in row-major order), so the lanes of a
+# warp read a row of the right operand and of the accumulator as consecutive vectors,
+# and the rows of a block as scalars of the left operand, the same for the lanes of one
+# row of blocks. Per k step a warp then reads `rows` scalar loads and one vector load:
+# tutorial 03's 64x64x32 tile over 128 work-items as 4 rows of float8 took 27% fewer
+# local-memory passes than 8 rows of float4 on the warp model (benchmarks/warp_model.py;
+# 10828 against 14924 wavefronts, both conflict-free and balanced) and ran as fast on
+# Intel's CPU runtime. float16 last: 64 floats a row are 4 loads of 16 bytes each.
+GPU_WIDTH_PREFERENCE = (8, 4, 2, 16)
 # Element types OpenCL C can load as vectors from the tiles (bf16/i1 have no vector form
 # in the emitter).
 _VECTOR_ELEMENTS = ("f32", "f64", "f16", "i8", "i16", "i32", "i64")
@@ -85,22 +102,50 @@ def block_contractions(module: ir.Module) -> int:
     (next_block_prefetch.py); returns how many nests."""
     nests = _matched_nests(module)
     nest_tiles = [operand_tiles(nest) for nest in nests]
-    first_row_blocks = [rewrite_nest(nest, exact_rows=False)[0] for nest in nests]
+    first_row_blocks = [rewrite_nest(nest, row_blocks(constant_extent(nest.rows)),
+                                     _pick(constant_extent(nest.columns), WIDTHS))[0]
+                        for nest in nests]
     whole_copies = {tile: version_tile_copies(tile)
                     for tile in dict.fromkeys(tile for tiles in nest_tiles for tile in tiles)}
-    for tiles, row_blocks in zip(nest_tiles, first_row_blocks):
+    for tiles, first_blocks in zip(nest_tiles, first_row_blocks):
         for tile in tiles:
-            prefetch_next_blocks(whole_copies[tile], row_blocks)
+            prefetch_next_blocks(whole_copies[tile], first_blocks)
     return len(nests)
 
 
-def block_contractions_exactly(module: ir.Module) -> int:
-    """As block_contractions, with blocks of a number of rows that divides the extent
-    (DIVISOR_ROWS): for work-groups whose work-items share the blocks."""
+def block_contractions_exactly(module: ir.Module, work_items: int,
+                               blocks_per_work_item: bool = True) -> int:
+    """As block_contractions, for work-groups of `work_items` that share the blocks:
+    blocks whose rows and width divide the extents, as many as gpu_block makes them;
+    without `blocks_per_work_item` (quirk register_blocks_for_every_work_item), 4 rows
+    of the widest vector, whatever the work-group."""
     nests = _matched_nests(module)
     for nest in nests:
-        rewrite_nest(nest, exact_rows=True)
+        rows_extent, columns_extent = constant_extent(nest.rows), constant_extent(nest.columns)
+        if blocks_per_work_item:
+            rows, width = gpu_block(rows_extent, columns_extent, work_items)
+        else:
+            rows, width = _pick(rows_extent, (4, 2, 1)), _pick(columns_extent, WIDTHS)
+        rewrite_nest(nest, [(0, rows_extent, rows)], width)
     return len(nests)
+
+
+def gpu_block(rows_extent: int, columns_extent: int, work_items: int) -> tuple[int, int]:
+    """(rows, width) of the register blocks of a `rows_extent` x `columns_extent`
+    accumulator that `work_items` share: the largest blocks (at most GPU_MAX_BLOCK
+    elements) of which there are at least `work_items`, else (a tile too small for
+    that) the smallest; between blocks of one size, the width GPU_WIDTH_PREFERENCE
+    puts first. 64x64 over 128 work-items: 4 rows of float8, 128 blocks."""
+    share = rows_extent * columns_extent // work_items      # elements per work-item
+    candidates = [(rows, width) for rows in GPU_ROWS for width in GPU_WIDTHS
+                  if rows_extent % rows == 0 and columns_extent % width == 0
+                  and rows * width <= GPU_MAX_BLOCK]
+
+    def preference(block):
+        size = block[0] * block[1]
+        enough = size <= share
+        return (enough, size if enough else -size, -GPU_WIDTH_PREFERENCE.index(block[1]))
+    return max(candidates, key=preference)
 
 
 def _matched_nests(module: ir.Module) -> list:
@@ -254,10 +299,9 @@ def _pick(extent: int, choices: tuple[int, ...]) -> int:
     return next(c for c in choices + (1,) if extent % c == 0)
 
 
-def row_blocks(extent: int, exact_rows: bool) -> list[tuple[int, int, int]]:
-    """(first row, end, rows per block) of each loop of blocks covering `extent` rows."""
-    if exact_rows:
-        return [(0, extent, _pick(extent, DIVISOR_ROWS))]
+def row_blocks(extent: int) -> list[tuple[int, int, int]]:
+    """(first row, end, rows per block) of each loop of blocks covering `extent` rows
+    (CPU shapes)."""
     whole = extent - extent % CPU_ROWS
     blocks = [(0, whole, CPU_ROWS)] if whole else []
     if whole != extent:
@@ -265,13 +309,14 @@ def row_blocks(extent: int, exact_rows: bool) -> list[tuple[int, int, int]]:
     return blocks
 
 
-def rewrite_nest(nest: Nest, exact_rows: bool = False) -> list[RowBlocks]:
-    """Replaces the nest by its loops of row blocks, which it returns."""
+def rewrite_nest(nest: Nest, blocks: list[tuple[int, int, int]], width: int) -> list[RowBlocks]:
+    """Replaces the nest by its loops of row blocks, which it returns: for each
+    (first row, end, rows per block) of `blocks`, blocks of that many rows by `width`
+    columns."""
     columns_extent = constant_extent(nest.columns)
-    width = _pick(columns_extent, WIDTHS)
     loc = nest.rows.location
     loops = []
-    for first, end, rows in row_blocks(constant_extent(nest.rows), exact_rows):
+    for first, end, rows in blocks:
         with named("row", loc), ir.InsertionPoint(nest.rows):
             outer = affine.AffineForOp(first, end, rows)
         loops.append(RowBlocks(outer, first, end, rows))
