@@ -52,14 +52,25 @@ def make_args(seed, sizes, inputs, outputs):
     return ins, outs, strides
 
 
-def launch(kernel, seed, sizes, scalars, inputs, outputs, **options):
+def launch(kernel, seed, sizes, scalars, inputs, outputs, perturb=None, **options):
     """Launches `kernel` on the arguments of `make_args` (a program per block of M x N)
-    -> its outputs by name as numpy arrays (bf16 as float64, 1-byte floats as float32)."""
+    -> its outputs by name as numpy arrays (bf16 as float64, 1-byte floats as float32).
+    `perturb`: under the interpreter, a seed for perturbing the rounding of its float
+    operations (reference.py, perturb_rounding)."""
     ins, outs, strides = make_args(seed, sizes, inputs, outputs)
     grid = (triton.cdiv(sizes["M"], sizes["BM"]), triton.cdiv(sizes["N"], sizes["BN"]))
-    kernel[grid](*ins, *outs, *strides, sizes["M"], sizes["N"], sizes["K"], *scalars.values(),
-                 BM=sizes["BM"], BN=sizes["BN"], BK=sizes["BK"], T=sizes["T"],
-                 num_warps=sizes.get("num_warps", 4), **options)
+    if perturb is not None:
+        if os.environ.get("TRITON_INTERPRET") != "1":
+            raise ValueError("launch: perturb= perturbs the interpreter's rounding; set TRITON_INTERPRET=1")
+        from .reference import perturb_rounding
+        perturb_rounding(perturb)
+    try:
+        kernel[grid](*ins, *outs, *strides, sizes["M"], sizes["N"], sizes["K"], *scalars.values(),
+                     BM=sizes["BM"], BN=sizes["BN"], BK=sizes["BK"], T=sizes["T"],
+                     num_warps=sizes.get("num_warps", 4), **options)
+    finally:
+        if perturb is not None:
+            perturb_rounding(None)
     return {name: t.float().numpy() if t.dtype.itemsize == 1 and t.dtype.is_floating_point
             else t.to(torch.float64).numpy() if t.dtype == torch.bfloat16 else t.numpy()
             for (name, *_), t in zip(outputs, outs)}

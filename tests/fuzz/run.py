@@ -18,6 +18,16 @@ Tolerances (outputs are compared element by element, after upcasting to float64)
   (the atol term scales with the output's largest magnitude for cancellations). A
   program that computes in fp16 or rounds through fp8 or bf16 anywhere allows that
   type's tolerance on every float output (fp8e5's for either fp8).
+- plus, for a float output that differs beyond these, each element's sensitivity to
+  rounding: SPREAD_FACTOR times the largest change of that element over PERTURBED_RUNS
+  runs of the reference with the rounding of every float operation perturbed by up to
+  an ulp of its type (tests/fuzz/reference.py, perturb_rounding; `rounding_spread`).
+  It covers what no fixed tolerance can without hiding bugs: a low-precision sum or
+  scan followed by a cancellation (the error scales with the partial sums, not with the
+  result), and sin/cos of huge or inexact arguments (an ulp of the argument spans many
+  periods: anything in [-1, 1]); an element that does not move under perturbation keeps
+  the tolerance above, so a dropped term or a wrong sign is still reported. The
+  perturbed runs happen only for a program with a difference, once per program.
 - NaN positions must match exactly, and infinities must match in sign and position.
 The generator feeds only bit-exact values into discontinuous operations (its
 docstring), so these tolerances never hide a flipped branch.
@@ -56,6 +66,10 @@ REFERENCE = ({"TRITON_INTERPRET": "1"}, {})
 
 TOLERANCES = {"fp64": (1e-9, 1e-9), "fp32": (1e-4, 1e-4), "fp16": (1e-2, 1e-2), "bf16": (6e-2, 6e-2),
               "fp8e4nv": (0.13, 0.02), "fp8e5": (0.26, 0.04)}
+# the rounding sensitivity: runs with perturbed rounding (reference.py, perturb_rounding:
+# upward, downward, two random), and the factor on their largest change
+PERTURBED_RUNS = ("up", "down", 1, 2)
+SPREAD_FACTOR = 2.0
 OCLGRIND_LOCAL_MEMORY = 4 << 20
 PROGRAM_TIMEOUT = float(os.environ.get("TRITON_SPIRV_FUZZ_TIMEOUT", "120"))
 
@@ -127,11 +141,12 @@ class Worker:
             self.proc.wait()
         self.proc = None
 
-    def request(self, path, out, record=None, timeout=PROGRAM_TIMEOUT):
-        """-> reply dict, or {"status": "hang"} / {"status": "crash", ...}."""
+    def request(self, path, out, record=None, timeout=PROGRAM_TIMEOUT, options=None):
+        """-> reply dict, or {"status": "hang"} / {"status": "crash", ...}; `options` are
+        added to the worker's launch options."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
-        self.proc.stdin.write(json.dumps({"path": path, "out": out, "options": self.options,
+        self.proc.stdin.write(json.dumps({"path": path, "out": out, "options": dict(self.options, **(options or {})),
                                           "record": record}) + "\n")
         self.proc.stdin.flush()
         try:
@@ -153,10 +168,12 @@ class Pool:
     def __init__(self, configs):
         self.configs = list(configs)
         self.reference = Worker("reference", *REFERENCE)
+        self.perturbed = Worker("reference-perturbed", *REFERENCE)  # rounding_spread's runs
         self.workers = {name: Worker(name, *CONFIGS[name]) for name in self.configs}
 
     def close(self):
         self.reference.stop()
+        self.perturbed.stop()
         for w in self.workers.values():
             w.stop()
 
@@ -199,8 +216,10 @@ def loosest_type(program):
     return None
 
 
-def compare(expected, got, output_dtypes, loosest=None):
-    """-> "" when equal within the tolerances, else a description of the first difference."""
+def compare(expected, got, output_dtypes, loosest=None, spread=None):
+    """-> "" when equal within the tolerances, else a description of the first difference.
+    `spread`: output name -> each element's sensitivity to rounding (`rounding_spread`),
+    allowed SPREAD_FACTOR times on top of the type's tolerance."""
     problems = []
     for name, ref in expected.items():
         if name not in got:
@@ -218,8 +237,11 @@ def compare(expected, got, output_dtypes, loosest=None):
             rtol, atol = tolerance(dtype, loosest)
             finite = np.isfinite(r)
             scale = max(1.0, float(np.abs(r[finite]).max())) if finite.any() else 1.0
+            allowed = atol * scale + rtol * np.abs(r)
+            if spread is not None and name in spread:
+                allowed = allowed + SPREAD_FACTOR * spread[name]
             with np.errstate(invalid="ignore"):
-                close = np.abs(v - r) <= atol * scale + rtol * np.abs(r)
+                close = np.abs(v - r) <= allowed
             same_special = (np.isnan(r) & np.isnan(v)) | (np.isinf(r) & (r == v))
             bad = ~np.where(finite, close & np.isfinite(v), same_special)
         if bad.any():
@@ -227,6 +249,25 @@ def compare(expected, got, output_dtypes, loosest=None):
             problems.append(f"{name} ({dtype}): {int(bad.sum())} of {bad.size} elements differ, first at {idx}: "
                             f"got {val[idx]!r}, expected {ref[idx]!r}")
     return "; ".join(problems)
+
+
+def rounding_spread(pool, path, workdir, expected):
+    """-> output name -> how far each float element of the reference moves over
+    PERTURBED_RUNS runs with perturbed rounding (inf where a run leaves the finite
+    numbers), or None when a perturbed run fails (then no allowance is made)."""
+    spread = {name: np.zeros(ref.shape) for name, ref in expected.items() if ref.dtype.kind == "f"}
+    out = os.path.join(workdir, "reference-perturbed.npz")
+    for how in PERTURBED_RUNS:
+        reply = pool.perturbed.request(path, out, options={"perturb": how})
+        if reply["status"] != "ok":
+            return None
+        moved = _load_npz(out)
+        for name, change in spread.items():
+            r, p = expected[name].astype(np.float64), moved[name].astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                delta = np.where(np.isfinite(r) & ~np.isfinite(p), np.inf, np.abs(p - r))
+            np.fmax(change, np.where(np.isfinite(r), delta, 0.0), out=change)
+    return spread
 
 
 def _load_npz(path):
@@ -249,12 +290,28 @@ def run_program(program, path, pool, workdir, configs=None, oclgrind_timeout=300
     expected = _load_npz(ref_out)
     dtypes = {o.name: o.dtype for o in program.outputs}
     loosest = loosest_type(program)
+    spread = Spread(pool, path, workdir, expected)
     for name in configs or pool.configs:
-        result.outcomes.append(run_config(name, path, pool, workdir, expected, dtypes, loosest, oclgrind_timeout))
+        result.outcomes.append(run_config(name, path, pool, workdir, expected, dtypes, loosest, oclgrind_timeout,
+                                          spread))
     return result
 
 
-def run_config(name, path, pool, workdir, expected, dtypes, loosest, oclgrind_timeout=300):
+class Spread:
+    """A program's `rounding_spread`, computed at the first call (the first difference)."""
+
+    def __init__(self, pool, path, workdir, expected):
+        self.args = (pool, path, workdir, expected)
+        self.value, self.done = None, False
+
+    def __call__(self):
+        if not self.done:
+            self.value, self.done = rounding_spread(*self.args), True
+        return self.value
+
+
+def run_config(name, path, pool, workdir, expected, dtypes, loosest, oclgrind_timeout=300, spread=None):
+    """`spread`: the program's Spread (None: the tolerances without the rounding sensitivity)."""
     out = os.path.join(workdir, f"{name}.npz")
     record = os.path.join(workdir, "recording") if is_oclgrind(name) else None
     if record:
@@ -273,7 +330,10 @@ def run_config(name, path, pool, workdir, expected, dtypes, loosest, oclgrind_ti
         message = reply.get("message", "")
         return Outcome(name, "error", f"{reply['type']}: {normalize(message)}",
                        f"{reply['type']}: {message}\n{reply.get('traceback', '')}")
-    diff = compare(expected, _load_npz(out), dtypes, loosest)
+    got = _load_npz(out)
+    diff = compare(expected, got, dtypes, loosest)
+    if diff and spread is not None and spread() is not None:
+        diff = compare(expected, got, dtypes, loosest, spread())
     if diff:
         return Outcome(name, "mismatch", "mismatch", diff)
     if record:
