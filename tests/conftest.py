@@ -30,6 +30,9 @@ DEVICE_FREE_FILES = {
 
 # Device-free tests of files that also launch kernels: file -> test function names.
 DEVICE_FREE_TESTS = {
+    "test_fuzz_tolerance.py": {
+        "test_compare_allows_the_spread_only_where_given",
+    },
     "test_build_logs.py": {
         "test_build_log_positions_of_every_driver",
         "test_snippet_lines_of_a_log_are_not_positions",
