@@ -63,12 +63,15 @@ def uses_spirv(mode: str, dev, kernel: str) -> bool:
     return False
 
 
-def log_fallback_once(kernel: str, why: str) -> None:
-    """`auto` mode kept OpenCL C for a kernel: said once per kernel and reason."""
+def log_fallback_once(kernel: str, why: str, chosen: bool = False) -> None:
+    """`auto` mode kept OpenCL C for a kernel: said once per kernel and reason; a
+    warning where the SPIR-V path lacks something, INFO where OpenCL C is the form
+    `chosen` for the kernel (a device quirk: the user has nothing to act on)."""
     key = (kernel, why)
     if key not in _LOGGED:
         _LOGGED.add(key)
-        log.warning("kernel '%s' runs from OpenCL C instead of SPIR-V: %s", kernel, why)
+        log.log(logging.INFO if chosen else logging.WARNING,
+                "kernel '%s' runs from OpenCL C instead of SPIR-V: %s", kernel, why)
 
 
 def il_hash(il: bytes) -> str:

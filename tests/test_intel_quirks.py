@@ -221,6 +221,26 @@ def test_zero_tile_forced_spirv_is_refused_where_the_quirk_applies(monkeypatch):
         torch.testing.assert_close(out, torch.zeros(40, 20, dtype=torch.int32))
 
 
+def test_zero_tile_auto_mode_says_so_without_a_warning(monkeypatch, caplog):
+    """Auto mode takes the OpenCL C where the quirk applies and says so at INFO level:
+    the user has nothing to act on (a missing SPIR-V lowering is a warning,
+    tests/test_spirv.py)."""
+    import logging
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")      # the choice is logged when compiling
+    from launcher import il
+    monkeypatch.setattr(il, "_LOGGED", set())             # said once per process otherwise
+    if not resolve_target("gpu").has_quirk("private_zero_tiles_in_gpu_spirv"):
+        pytest.skip("the device's SPIR-V serves this kernel")
+    out = torch.full((40, 20), 7, dtype=torch.int32)
+    with caplog.at_level(logging.INFO, logger="triton_spirv"):
+        constant_tile[(1,)](out, 40, 20, BM=64, BN=64, VALUE=0, num_warps=2, opencl_target="gpu")
+    torch.testing.assert_close(out, torch.zeros(40, 20, dtype=torch.int32))
+    said = [r for r in caplog.records if "runs from OpenCL C instead of SPIR-V" in r.getMessage()]
+    assert said and all(r.levelno == logging.INFO for r in said), [(r.levelname, r.getMessage()) for r in said]
+
+
 def _il_platforms():
     """The platforms whose device builds programs from SPIR-V."""
     return [p for p in _platforms() if _il_version(p.values[0].get_devices()[0])]

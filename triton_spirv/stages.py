@@ -68,17 +68,17 @@ def spirv_for_kernel(memref_text: str, name: str, mode: str, bounds_check: bool 
     quirks (memref_to_spirv)."""
     from launcher import get_device
     from launcher.il import log_fallback_once, uses_spirv
-    from .spirv import SpirvStageError
+    from .spirv import OpenCLCChosen, SpirvStageError
     if not uses_spirv(mode, get_device(), name):
         return None
     try:
         if bounds_check:
-            raise SpirvStageError("bounds-checked kernels are built from OpenCL C only")
+            raise OpenCLCChosen("bounds-checked kernels are built from OpenCL C only")
         return memref_to_spirv(memref_text, name, groups, quirks)
     except SpirvStageError as err:
         if mode == "spirv":
             raise SpirvStageError(f"kernel '{name}': {err}") from None
-        log_fallback_once(name, str(err))
+        log_fallback_once(name, str(err), chosen=isinstance(err, OpenCLCChosen))
         return None
 
 

@@ -47,6 +47,12 @@ class SpirvStageError(Exception):
     starts with the op name and its source location (`file:line`)."""
 
 
+class OpenCLCChosen(SpirvStageError):
+    """The kernel is served from OpenCL C by design, not for want of a lowering: the
+    device computes its SPIR-V wrong (a device quirk), or the mode asked for is one the
+    OpenCL C path alone serves. `auto` mode says so at INFO level, not as a warning."""
+
+
 def error_at(op, why: str) -> SpirvStageError:
     where = _enclosing_source_line(op.operation)
     return SpirvStageError(f"{op.operation.name} at {where or 'unknown location'}: {why}")

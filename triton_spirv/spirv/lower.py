@@ -51,7 +51,7 @@ from ..memref_stage.copy_lowering import lower_copies
 from emitter_opencl.locations import source_line
 
 from ..ir_helpers import constant_attr, holds, root_buffer
-from .flatten import SpirvStageError, flatten_buffers, local_size
+from .flatten import OpenCLCChosen, SpirvStageError, flatten_buffers, local_size
 from .fp8 import check_no_fp8, fp8_values_as_f32
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
 from .casts import expand_trunc, saturate_float_to_int
@@ -191,7 +191,7 @@ def check_private_arrays(module: ir.Module) -> None:
         for extent in local_size(func):
             work_items *= extent
         if work_items > 1 and _stores_zeros_to_a_private_array(func):
-            raise SpirvStageError(
+            raise OpenCLCChosen(
                 "a GPU-shaped kernel with a zero tile in a private array: this device's "
                 "SPIR-V consumer loses its stores (quirk private_zero_tiles_in_gpu_spirv); "
                 "its OpenCL C computes it right")
@@ -203,7 +203,7 @@ def check_optimized_build(module: ir.Module) -> None:
     stays miscompiled unoptimized too; auto mode builds its OpenCL C."""
     for func in _funcs(module):
         if "opencl.unoptimized_build" in func.attributes:
-            raise SpirvStageError(
+            raise OpenCLCChosen(
                 "an integer max or min of a bitwise not: this device's optimizer miscompiles "
                 "it (quirk not_then_integer_max); its OpenCL C, built unoptimized, computes "
                 "it right")
