@@ -3,7 +3,7 @@
 One test per file under tests/filecheck/ (see filecheck_helper.py for the format). The
 memref stage's passes come from its registry (triton_spirv/memref_stage/passes.py) by
 name, the SPIR-V stage's steps from its list (triton_spirv/spirv/lower.py, `STEPS`);
-the frontends' steps and the SPIR-V assembly are named here.
+the frontends' steps and the printers (OpenCL C, SPIR-V assembly) are named here.
 """
 import glob
 import os
@@ -14,7 +14,8 @@ from filecheck_helper import check_file, module_pass, pass_names
 from triton_spirv.hlo import passes as hlo_passes
 from triton_spirv.memref_stage.passes import PASS_GROUPS, PASSES
 from triton_spirv.spirv.lower import STEPS as SPIRV_STEPS
-from triton_spirv.stages import linalg_to_memref_text, memref_to_spirv, ttir_to_linalg_text
+from triton_spirv.stages import (linalg_to_memref_text, memref_to_opencl, memref_to_spirv,
+                                 ttir_to_linalg_text)
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filecheck")
 
@@ -28,9 +29,11 @@ FRONTEND_STEPS = {
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
     "ttir-to-memref": lambda text: linalg_to_memref_text(ttir_to_linalg_text(text)),   # CPU shape
-    # A memref-stage module's spirv.module after the conversion and the SPIR-V stage's steps that follow it
+    # The printers of a memref-stage module: its OpenCL C (emitter_opencl/), and its
+    # spirv.module after the conversion and the SPIR-V stage's steps that follow it
     # (the `spvasm` stage: non-temporal stores, compare-exchange helpers, OpenCL.std
     # placeholders).
+    "emit-opencl": lambda text: memref_to_opencl(text).source,
     "spirv-assembly": lambda text: memref_to_spirv(text).assembly,
 }
 # The SPIR-V stage's steps, whatever the target's quirks: a file names the one it tests.
