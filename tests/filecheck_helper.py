@@ -5,8 +5,8 @@ lines (upstream's split-input-file), a `// PASS: <name>[,<name>...]` line naming
 steps to run on each, in order, and `// CHECK...` lines. The names are those of the
 memref stage's pass registry (triton_spirv/memref_stage/passes.py: `PASSES`, upstream
 passes included, and its groups `PASS_GROUPS`), run as the pipeline runs them (one
-dict of analyses shared by the file's passes on each input), or a frontend's step
-that tests/test_filecheck.py names. An optional `// CONFIG: <field>=<value> ...` line
+dict of analyses shared by the file's passes on each input), or else steps that
+tests/test_filecheck.py names (the frontends', the SPIR-V stage's, the printers'). An optional `// CONFIG: <field>=<value> ...` line
 gives the `PipelineConfig` the passes see (e.g. `work_items=128 collectives=true`,
 `quirks=a,b`; the CPU shape's defaults otherwise). For a rewrite of modules, each
 input is parsed, the passes run, the module is verified and printed; the printed
@@ -103,6 +103,15 @@ def module_pass(rewrite: Callable[[ir.Module], object]) -> Callable[[str], str]:
     return run
 
 
+def _in_order(steps: list[Callable[[str], str]]) -> Callable[[str], str]:
+    """Text-to-text steps run one after the other."""
+    def run(text: str) -> str:
+        for step in steps:
+            text = step(text)
+        return text
+    return run
+
+
 def filecheck(output: str, checks_path: str) -> None:
     """Fails with FileCheck's report when `output` does not match the CHECK lines."""
     result = subprocess.run([filecheck_binary(), checks_path, "--dump-input=fail"],
@@ -118,8 +127,8 @@ def check_file(path: str, frontend_steps: dict[str, Callable[[str], str]]) -> No
     with open(path) as f:
         text = f.read()
     names = pass_names(text)
-    if len(names) == 1 and names[0] in frontend_steps:
-        step = frontend_steps[names[0]]
+    if all(name in frontend_steps for name in names):
+        step = _in_order([frontend_steps[name] for name in names])
     else:
         step = registered_passes(names, pipeline_config(text))
     outputs = [step(chunk) for chunk in text.split(SPLIT)]

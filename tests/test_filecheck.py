@@ -2,7 +2,8 @@
 
 One test per file under tests/filecheck/ (see filecheck_helper.py for the format). The
 memref stage's passes come from its registry (triton_spirv/memref_stage/passes.py) by
-name; the frontends' steps are named here.
+name, the SPIR-V stage's steps from its list (triton_spirv/spirv/lower.py, `STEPS`);
+the frontends' steps and the printers (OpenCL C, SPIR-V assembly) are named here.
 """
 import glob
 import os
@@ -11,9 +12,10 @@ import pytest
 
 from filecheck_helper import check_file, module_pass, pass_names
 from triton_spirv.hlo import passes as hlo_passes
-from triton_spirv.memref_stage.copy_lowering import lower_copies
 from triton_spirv.memref_stage.passes import PASS_GROUPS, PASSES
-from triton_spirv.stages import linalg_to_memref_text, ttir_to_linalg_text
+from triton_spirv.spirv.lower import STEPS as SPIRV_STEPS
+from triton_spirv.stages import (linalg_to_memref_text, memref_to_opencl, memref_to_spirv,
+                                 ttir_to_linalg_text)
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filecheck")
 
@@ -24,13 +26,20 @@ FRONTEND_STEPS = {
     "hlo-vectorize-loads-stores": module_pass(hlo_passes.vectorize_loads_stores),
     # lanes.py's pack_lane_accumulators, then canonicalize (as the pipeline runs it)
     "hlo-pack-lane-accumulators": module_pass(hlo_passes.pack_lanes),
-    # The SPIR-V stage's step on the copies the memref stage left as async copies:
-    # loops (memref_stage/copy_lowering.py).
-    "spirv-copy-lowering": module_pass(lower_copies),
     # The TTIR analyses (ttir_to_linalg/analysis.py) show in the Linalg they choose.
     "ttir-to-linalg": ttir_to_linalg_text,
     "ttir-to-memref": lambda text: linalg_to_memref_text(ttir_to_linalg_text(text)),   # CPU shape
+    # The printers of a memref-stage module: its OpenCL C (emitter_opencl/), and its
+    # spirv.module after the conversion and the SPIR-V stage's steps that follow it
+    # (the `spvasm` stage: non-temporal stores, compare-exchange helpers, OpenCL.std
+    # placeholders).
+    "emit-opencl": lambda text: memref_to_opencl(text).source,
+    "spirv-assembly": lambda text: memref_to_spirv(text).assembly,
 }
+# The SPIR-V stage's steps, whatever the target's quirks: a file names the one it tests.
+FRONTEND_STEPS.update({step.name: module_pass(step.run) for step in SPIRV_STEPS})
+# Its checks only refuse modules (tests/test_spirv*.py); its rewrites need a file.
+SPIRV_REWRITES = {step.name for step in SPIRV_STEPS if not step.checks}
 
 FILES = sorted(glob.glob(os.path.join(HERE, "*.mlir")))
 
@@ -49,7 +58,9 @@ def test_every_pass_has_a_filecheck_file():
         covered.add(names[0])
         covered.update(PASS_GROUPS.get(names[0], ()))
     ours = {p.name for p in PASSES if p.upstream is None}
-    assert ours | set(FRONTEND_STEPS) <= covered, sorted(ours | set(FRONTEND_STEPS) - covered)
+    frontends = set(FRONTEND_STEPS) - {step.name for step in SPIRV_STEPS}
+    required = ours | frontends | SPIRV_REWRITES
+    assert required <= covered, sorted(required - covered)
 
 
 def test_every_named_pass_is_registered():

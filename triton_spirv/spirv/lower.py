@@ -1,5 +1,9 @@
 """Memref stage -> SPIR-V (the `spv` stage) with upstream MLIR's SPIR-V dialect.
 
+The steps down to the clean-up are `STEPS`, named as the FileCheck tests
+(tests/filecheck/spirv_*.mlir) name them, with the checks that refuse what the stage
+cannot convert among them:
+
     calls_to_stand_ins (opencl_std.py)  math ops and libdevice builtins that are one OpenCL.std
                                         instruction without a dialect op: calls of stand-ins
     lower_copies (memref_stage/         the copies the memref stage left as work-group async
@@ -42,6 +46,7 @@ copy itself) become loops, shared by the work-items of a group.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from mlir import ir, passmanager
 from mlir.dialects import gpu
@@ -236,30 +241,9 @@ def lower_to_spirv(module: ir.Module, entry_name: str | None = None,
     2.0 and later: work-group collectives), else the module may not use it; `quirks`:
     the target's device quirks (triton_spirv/target.py) this lowering works around."""
     with module.context:
-        if "private_zero_tiles_in_gpu_spirv" in quirks:
-            check_private_arrays(module)
-        check_optimized_build(module)
-        calls_to_stand_ins(module)
-        check_no_external_calls(module)
-        drop_prefetches(module)
-        lower_copies(module)
-        flatten_buffers(module)
-        for func in _funcs(module):
-            fp8_values_as_f32(func)
-            bf16_buffers_as_i16(func)
-            f16_tiles_as_f32(func)
-            if "i8_private_arrays" in quirks:
-                i8_private_tiles_as_i32(func)
-            widen_index(func)
-            saturate_float_to_int(func)
-            expand_trunc(func)
-            expand_f32_tanh(func)
-            expand_f32_erf(func)
-            splat_select_conditions(func)
-        atomics_as_compare_exchange_loops(module)
-        check_no_fp8(module)
-        _run(module, CLEANUP, "clean-up after flattening")
-        check_no_bf16(module)
+        for step in STEPS:
+            if step.applies(quirks):
+                step.run(module)
         kernels_in_gpu_module(module, entry_name, groups)
         flags = store_flags(module)
         _run(module, TO_SPIRV, "conversion to the SPIR-V dialect")
@@ -286,6 +270,70 @@ def drop_prefetches(module: ir.Module) -> None:
     module.operation.walk(collect)
     for op in prefetches:
         op.erase()
+
+
+def _clean_up(module: ir.Module) -> None:
+    """Upstream passes (CLEANUP): bf16 arithmetic in f32, the math ops without an
+    OpenCL SPIR-V pattern expanded, the index arithmetic folded and hoisted."""
+    _run(module, CLEANUP, "clean-up after flattening")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the SPIR-V stage before the conversion, on the memref-stage module:
+    its `name` (as the FileCheck tests' `// PASS:` lines name it), `run(module)`, the
+    device `quirk` it works around (it runs only for targets with that quirk), and
+    whether it only `checks` (raises SpirvStageError at what the stage cannot convert,
+    changes nothing)."""
+    name: str
+    run: Callable[[ir.Module], None]
+    quirk: str | None = None
+    checks: bool = False
+
+    def applies(self, quirks: tuple[str, ...]) -> bool:
+        return self.quirk is None or self.quirk in quirks
+
+
+def per_function(rewrite: Callable) -> Callable[[ir.Module], None]:
+    """A rewrite of one func.func as a rewrite of every function of a module."""
+    def run(module: ir.Module) -> None:
+        for func in _funcs(module):
+            rewrite(func)
+    run.__doc__ = rewrite.__doc__
+    return run
+
+
+# The steps lower_to_spirv runs, in order, before it moves the kernels into a
+# gpu.module and converts them (the module docstring says what each is for): the
+# stand-ins before the call check (it would refuse the calls they take), the copies as
+# loops before the flattening (which rewrites the views they read), the rewrites of
+# types and ops on flat buffers, the atomics after the index widening (their helpers
+# take i64 indices), the clean-up last (it folds what the others built).
+STEPS = (
+    Step("spirv-check-private-zero-tiles", check_private_arrays,
+         quirk="private_zero_tiles_in_gpu_spirv", checks=True),
+    Step("spirv-check-optimized-build", check_optimized_build, checks=True),
+    Step("spirv-calls-to-stand-ins", calls_to_stand_ins),
+    Step("spirv-check-external-calls", check_no_external_calls, checks=True),
+    Step("spirv-drop-prefetches", drop_prefetches),
+    Step("spirv-copy-lowering", lower_copies),
+    Step("spirv-flatten", flatten_buffers),
+    Step("spirv-fp8-as-f32", per_function(fp8_values_as_f32)),
+    Step("spirv-bf16-as-i16", per_function(bf16_buffers_as_i16)),
+    Step("spirv-f16-tiles-as-f32", per_function(f16_tiles_as_f32)),
+    Step("spirv-i8-private-tiles-as-i32", per_function(i8_private_tiles_as_i32),
+         quirk="i8_private_arrays"),
+    Step("spirv-widen-index", per_function(widen_index)),
+    Step("spirv-saturate-float-to-int", per_function(saturate_float_to_int)),
+    Step("spirv-expand-trunc", per_function(expand_trunc)),
+    Step("spirv-expand-tanh", per_function(expand_f32_tanh)),
+    Step("spirv-expand-erf", per_function(expand_f32_erf)),
+    Step("spirv-splat-select-conditions", per_function(splat_select_conditions)),
+    Step("spirv-atomics-as-compare-exchange", atomics_as_compare_exchange_loops),
+    Step("spirv-check-fp8", check_no_fp8, checks=True),
+    Step("spirv-clean-up", _clean_up),
+    Step("spirv-check-bf16", check_no_bf16, checks=True),
+)
 
 
 def _spirv_module(module: ir.Module):
