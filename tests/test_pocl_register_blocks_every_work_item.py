@@ -20,6 +20,8 @@ widest vector (memref_stage/register_blocking.py, block_contractions_exactly), s
 attention's private accumulator is 4 x float16 (64 floats) and its copy a loop of four
 float16 copies, outside the failing pattern.
 """
+import itertools
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -30,7 +32,9 @@ from triton_spirv.target import QUIRKS
 QUIRK = "register_blocks_for_every_work_item"
 
 # The reduced kernel: `sums`, a __local row of 64 sums that work-items 0..63 advance by
-# one per step through `next_sums`, next to each work-item's private accumulator of N
+# one per step through `next_sums` (from `start`, new at each launch: where the stores
+# are lost, `next_sums` holds what an earlier launch left in that __local memory, which
+# with a fixed start was at times the expected value), next to each work-item's private accumulator of N
 # floats (`acc`) copied into the loop-carried private array (`acc_copy`) in vectors of
 # W floats. Plain form: N = 2 W (N = 32: the attention's 4 x float8 blocks).
 REDUCED = """
@@ -38,11 +42,11 @@ REDUCED = """
 #define VLOAD(n) CAT(vload, n)
 #define VSTORE(n) CAT(vstore, n)
 __attribute__((reqd_work_group_size(128, 1, 1)))
-__kernel void k(__global float* out, int steps) {
+__kernel void k(__global float* out, float start, int steps) {
   __local float sums[64], next_sums[64];
   float acc[N], acc_copy[N];
   long lid = get_local_id(0);
-  if (lid < 64) sums[lid] = 1.0f;
+  if (lid < 64) sums[lid] = start + lid;
   for (long i = 0; i < N; ++i) acc_copy[i] = (float)i;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int step = 0; step < steps; ++step) {
@@ -60,6 +64,7 @@ __kernel void k(__global float* out, int steps) {
 """
 WORK_ITEMS = 128
 STEPS = 3
+_starts = itertools.count(1000, 1000)
 
 
 def _platforms():
@@ -78,11 +83,13 @@ def _reduced_errors(platform, floats: int, width: int) -> tuple[float, float]:
     program = cl.Program(context, REDUCED).build(options=f"-DN={floats} -DW={width}")
     out = np.zeros(64 + WORK_ITEMS * floats, np.float32)
     buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
-    program.k(queue, (WORK_ITEMS,), (WORK_ITEMS,), buffer, np.int32(STEPS))
+    start = next(_starts)
+    program.k(queue, (WORK_ITEMS,), (WORK_ITEMS,), buffer, np.float32(start), np.int32(STEPS))
     cl.enqueue_copy(queue, out, buffer)
     sums, copies = out[:64], out[64:].reshape(WORK_ITEMS, floats)
     expected_copies = np.arange(floats, dtype=np.float32) + STEPS
-    return (float(np.abs(sums - (1.0 + STEPS)).max()),
+    expected_sums = start + np.arange(64, dtype=np.float32) + STEPS
+    return (float(np.abs(sums - expected_sums).max()),
             float(np.abs(copies - expected_copies).max()))
 
 
