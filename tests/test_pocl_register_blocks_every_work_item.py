@@ -32,11 +32,12 @@ from triton_spirv.target import QUIRKS
 QUIRK = "register_blocks_for_every_work_item"
 
 # The reduced kernel: `sums`, a __local row of 64 sums that work-items 0..63 advance by
-# one per step through `next_sums` (from `start`, new at each launch: where the stores
-# are lost, `next_sums` holds what an earlier launch left in that __local memory, which
-# with a fixed start was at times the expected value), next to each work-item's private accumulator of N
+# one per step through `next_sums`, next to each work-item's private accumulator of N
 # floats (`acc`) copied into the loop-carried private array (`acc_copy`) in vectors of
-# W floats. Plain form: N = 2 W (N = 32: the attention's 4 x float8 blocks).
+# W floats. Plain form: N = 2 W (N = 32: the attention's 4 x float8 blocks). `start` is
+# new at each launch: where the stores are lost, `next_sums` holds what an earlier
+# launch left in that __local memory, which with a fixed start was at times the
+# expected value.
 REDUCED = """
 #define CAT(a, b) a##b
 #define VLOAD(n) CAT(vload, n)
