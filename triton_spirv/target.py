@@ -181,15 +181,17 @@ _POCL_QUIRKS = (
           "(memref_stage/work_group_barriers.py, register-block-barriers)",
           "tests/test_pocl_register_blocks.py"),
     Quirk("register_blocks_for_every_work_item", "pocl", None,
-          "GPU-shaped tutorial 06 attention (float16, 128 x 64, num_warps 4) computes "
-          "wrong results in about one run of three when its dots' register blocks are "
-          "as many as the work-items (4 x float8 and 2 x float8 blocks; 3 of 6 runs "
-          "wrong, 7 of 7 right with the blocks kept); Intel's runtime and Oclgrind "
-          "(--data-races, clean) compute the kernel compiled for Intel's runtime right, "
-          "and PoCL too when it replays that form; the cause is not yet reduced",
+          "a store to __local memory by some of the work-items never lands when the "
+          "same barrier region copies a private array in a loop of exactly two vector "
+          "copies (float16 over 32 floats, float8 over 16): GPU-shaped tutorial 06 "
+          "attention's private 4 x float8 accumulator, with register blocks as many as "
+          "the work-items, lost its l_i update (right at -cl-opt-disable, unrolled, in "
+          "narrower vectors, with other array sizes)",
           "GPU-shape register blocks keep 4 rows of the widest vector that divides the "
-          "columns, whatever the work-group (memref_stage/register_blocking.py, "
+          "columns, whatever the work-group, so that the accumulator's private copy is "
+          "not a two-vector loop (memref_stage/register_blocking.py, "
           "block_contractions_exactly)",
+          "tests/test_pocl_register_blocks_every_work_item.py, "
           "tests/test_tutorials.py (attention, TRITON_SPIRV_TARGET=gpu)"),
     Quirk("one_sided_barrier_branch", "pocl", None,
           "the work-group compiler crashes on an if whose one branch holds barriers and "
