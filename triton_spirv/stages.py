@@ -77,7 +77,7 @@ def spirv_for_kernel(memref_text: str, name: str, mode: str, bounds_check: bool 
         return memref_to_spirv(memref_text, name, groups, quirks)
     except SpirvStageError as err:
         if mode == "spirv":
-            raise SpirvStageError(f"kernel '{name}': {err}") from None
+            raise type(err)(f"kernel '{name}': {err}") from None
         log_fallback_once(name, str(err), chosen=isinstance(err, OpenCLCChosen))
         return None
 

@@ -1,6 +1,6 @@
 """Semantics upstream's OpenCL SPIR-V patterns lack, spelled out before conversion:
-saturating float -> integer conversions, and `math.trunc` (no pattern; it is
-`x < 0 ? ceil(x) : floor(x)`).
+saturating float -> integer conversions, `math.trunc` (no pattern; it is
+`x < 0 ? ceil(x) : floor(x)`), and signed remainders of the most negative integer.
 
 Saturation:
 The memref stage's `arith.fptosi`/`fptoui` saturate (out-of-range values clamp to the
@@ -77,3 +77,39 @@ def expand_trunc(func) -> None:
             value = arith.select(negative, math.ceil(x), math.floor(x))
         op.result.replace_all_uses_with(value)
         op.erase()
+
+
+def expand_signed_remainders(func) -> None:
+    """arith.remsi(a, b) -> (a < 0 ? -r : r), r = remui(|a|, |b|), |x| = x < 0 ? 0 - x : x,
+    in place. Upstream's OpenCL pattern takes the sign from `a == s_abs(a)`, which holds
+    for the most negative integer (its absolute value wraps to itself), so that
+    remainder came out positive: INT_MIN % 3 gave 2, not -2. Read as unsigned, the
+    wrapped |INT_MIN| is its true magnitude, 2^(bits-1)."""
+    ops: list = []
+
+    def collect(op):
+        if op.name == "arith.remsi":
+            ops.append(op.opview)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(collect)
+    for op in ops:
+        a, b = op.operands
+        with ir.InsertionPoint(op), op.location:
+            zero = _zero_like(a.type)
+            negative = arith.cmpi(arith.CmpIPredicate.slt, a, zero)
+            magnitude = arith.remui(_magnitude(a, zero), _magnitude(b, zero))
+            value = arith.select(negative, arith.subi(zero, magnitude), magnitude)
+        op.result.replace_all_uses_with(value)
+        op.erase()
+
+
+def _magnitude(x, zero):
+    return arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), arith.subi(zero, x), x)
+
+
+def _zero_like(kind: ir.Type):
+    if isinstance(kind, ir.VectorType):
+        element = ir.VectorType(kind).element_type
+        return arith.constant(kind, ir.DenseElementsAttr.get_splat(kind, ir.IntegerAttr.get(element, 0)))
+    return arith.constant(kind, 0)

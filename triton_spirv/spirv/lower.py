@@ -59,7 +59,7 @@ from ..ir_helpers import constant_attr, holds, root_buffer
 from .flatten import OpenCLCChosen, SpirvStageError, flatten_buffers, local_size
 from .fp8 import check_no_fp8, fp8_values_as_f32
 from .atomics import atomics_as_compare_exchange_loops, build_compare_exchange
-from .casts import expand_trunc, saturate_float_to_int
+from .casts import expand_signed_remainders, expand_trunc, saturate_float_to_int
 from .half_types import BF16_PASSES, bf16_buffers_as_i16, check_no_bf16, f16_tiles_as_f32
 from .index_width import widen_index
 from .private_bytes import i8_private_tiles_as_i32
@@ -326,6 +326,7 @@ STEPS = (
     Step("spirv-widen-index", per_function(widen_index)),
     Step("spirv-saturate-float-to-int", per_function(saturate_float_to_int)),
     Step("spirv-expand-trunc", per_function(expand_trunc)),
+    Step("spirv-expand-signed-remainders", per_function(expand_signed_remainders)),
     Step("spirv-expand-tanh", per_function(expand_f32_tanh)),
     Step("spirv-expand-erf", per_function(expand_f32_erf)),
     Step("spirv-splat-select-conditions", per_function(splat_select_conditions)),
