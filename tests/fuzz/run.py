@@ -346,7 +346,8 @@ def _refused_for_a_quirk(reply) -> bool:
     (triton_spirv/target.py): the answer the compiler owes there, not a failure (e.g.
     intel-gpu-spirv: GPU-shaped kernels with private arrays go as OpenCL C unless
     SPIR-V is forced)."""
-    return reply.get("type") == "SpirvStageError" and "(quirk " in reply.get("message", "")
+    return reply.get("type") in ("OpenCLCChosen", "SpirvStageError") and \
+        "(quirk " in reply.get("message", "")
 
 
 def is_oclgrind(config):
