@@ -145,7 +145,7 @@ def copy_nest(source: ir.Value, target: ir.Value, sizes: list, width: int | None
     sizes = [_index(constant, s) for s in sizes]
     # Where the vectors of a row end: computed once, in front of the nest.
     end = _vector_end(sizes[-1], width, constant) if width is not None else None
-    row = _Row(width, end, unrolled_vectors)
+    row = _Row(width, end, unrolled_vectors, constant)
     _nest(source, target, sizes, row, constant, [])
 
 
@@ -158,18 +158,15 @@ def _vector_end(count: ir.Value, width: int, constant) -> ir.Value:
 
 
 class _Row:
-    """How a row moves: vectors of `width` (None: element by element) up to `end`,
-    unrolled where there are at most `unrolled` of them."""
+    """How a row moves: vectors of `width` (None: element by element) up to `end`; with
+    `offsets`, the columns of its vectors copied with no loop (made in front of the
+    nest, where there are at most `unrolled` and `end` is a known number)."""
 
-    def __init__(self, width, end, unrolled: int):
-        self.width, self.end, self.unrolled = width, end, unrolled
-
-    def unrolled_count(self) -> int | None:
-        """How many vectors to copy with no loop; None where they stay a loop."""
-        end = constant_index(self.end) if self.unrolled else None
-        if end is None or end // self.width > self.unrolled:
-            return None
-        return end // self.width
+    def __init__(self, width, end, unrolled: int, constant):
+        self.width, self.end, self.offsets = width, end, None
+        static_end = constant_index(end) if unrolled and width is not None else None
+        if static_end is not None and static_end // width <= unrolled:
+            self.offsets = [constant(column) for column in range(0, static_end, width)]
 
 
 def _nest(source, target, sizes: list, row: _Row, constant, ivs: list) -> None:
@@ -189,10 +186,9 @@ def _row(source, target, count: ir.Value, row: _Row, constant, ivs: list) -> Non
     """One row of `count` elements: vectors of `row.width` up to `row.end` (a loop, or
     straight-line copies), then the rest one by one."""
     static, width, end = constant_index(count), row.width, row.end
-    unrolled = row.unrolled_count()
-    if unrolled is not None:
-        for k in range(unrolled):
-            _Copies(source, target, ivs + [constant(k * width)], width, constant).vector()
+    if row.offsets is not None:
+        for column in row.offsets:
+            _Copies(source, target, ivs + [column], width, constant).vector()
     else:
         vectors = scf.ForOp(constant(0), end, constant(width))
         with ir.InsertionPoint(vectors.body):
