@@ -15,7 +15,7 @@ import pytest
 
 from launcher import get_device
 from launcher.il import spirv_versions
-from triton_spirv.target import TARGET_ENV, resolve_target
+from triton_spirv.target import TARGET_ENV
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -52,13 +52,11 @@ def test_matmul_gpu_shape_spirv(config, monkeypatch):
 
 def test_every_work_item_owns_a_block(monkeypatch):
     """64x64 over 128 work-items: 128 blocks of 4 rows by float8, one per work-item,
-    work-item lid on column block lid % 8 (consecutive work-items, consecutive columns).
-    Where the quirk register_blocks_for_every_work_item applies (PoCL), 64 blocks of 4
-    rows by float16."""
+    work-item lid on column block lid % 8 (consecutive work-items, consecutive columns),
+    on every device."""
     monkeypatch.delenv(TARGET_ENV, raising=False)
     source = gpu_dot_sweep.check(64, 64, 32, 4, "float32").asm["cl"]
-    quirk = resolve_target("gpu").has_quirk("register_blocks_for_every_work_item")
-    blocks, per_row, width = (64, 4, 16) if quirk else (128, 8, 8)
+    blocks, per_row, width = 128, 8, 8
     loop = re.search(r"for \(long (\w+) = lid_x; \1 < (\d+); \1 \+= 128\) \{\n"
                      rf"\s*long (\w+) = .*\(ulong\)\1 / \(ulong\){per_row}\)\) \* 4;\n"
                      rf"\s*long (\w+) = .*\(ulong\)\1 % \(ulong\){per_row}\)\) \* {width};", source)

@@ -187,10 +187,10 @@ _POCL_QUIRKS = (
           "attention's private 4 x float8 accumulator, with register blocks as many as "
           "the work-items, lost its l_i update (right at -cl-opt-disable, unrolled, in "
           "narrower vectors, with other array sizes)",
-          "GPU-shape register blocks keep 4 rows of the widest vector that divides the "
-          "columns, whatever the work-group, so that the accumulator's private copy is "
-          "not a two-vector loop (memref_stage/register_blocking.py, "
-          "block_contractions_exactly)",
+          "a row copied between two private arrays in at most four vectors is "
+          "straight-line vector copies, no loop (memref_stage/copy_lowering.py, "
+          "unroll_private_rows; GPU shape), so the accumulator's private copy is never "
+          "a two-vector loop; the register blocks follow the work-group as elsewhere",
           "tests/test_pocl_register_blocks_every_work_item.py, "
           "tests/test_tutorials.py (attention, TRITON_SPIRV_TARGET=gpu)"),
     Quirk("one_sided_barrier_branch", "pocl", None,

@@ -133,16 +133,20 @@ class _Copies:
 
 # ----------------------------------------------------- copies of one work-item, spread
 
-def copy_nest(source: ir.Value, target: ir.Value, sizes: list, width: int | None = None):
+def copy_nest(source: ir.Value, target: ir.Value, sizes: list, width: int | None = None,
+              unrolled_vectors: int = 0):
     """At the insertion point: `for i0, i1, ...: target[i] = source[i]` over `sizes`
     (ints or index Values), innermost dimension last; with `width`, each row moves in
     vectors of `width` elements (`vector.load`/`vector.store`) up to its last multiple
-    of `width`, and the rest of the row element by element."""
+    of `width`, and the rest of the row element by element. A row of at most
+    `unrolled_vectors` vectors, a number known here, moves in straight-line vector
+    copies, with no loop."""
     constant = _Constants()
     sizes = [_index(constant, s) for s in sizes]
     # Where the vectors of a row end: computed once, in front of the nest.
     end = _vector_end(sizes[-1], width, constant) if width is not None else None
-    _nest(source, target, sizes, width, end, constant, [])
+    row = _Row(width, end, unrolled_vectors, constant)
+    _nest(source, target, sizes, row, constant, [])
 
 
 def _vector_end(count: ir.Value, width: int, constant) -> ir.Value:
@@ -153,28 +157,43 @@ def _vector_end(count: ir.Value, width: int, constant) -> ir.Value:
     return arith.muli(arith.divsi(count, constant(width)), constant(width))
 
 
-def _nest(source, target, sizes: list, width, end, constant, ivs: list) -> None:
-    if len(ivs) == len(sizes) - 1 and width is not None:
-        _row(source, target, sizes[-1], width, end, constant, ivs)
+class _Row:
+    """How a row moves: vectors of `width` (None: element by element) up to `end`; with
+    `offsets`, the columns of its vectors copied with no loop (made in front of the
+    nest, where there are at most `unrolled` and `end` is a known number)."""
+
+    def __init__(self, width, end, unrolled: int, constant):
+        self.width, self.end, self.offsets = width, end, None
+        static_end = constant_index(end) if unrolled and width is not None else None
+        if static_end is not None and static_end // width <= unrolled:
+            self.offsets = [constant(column) for column in range(0, static_end, width)]
+
+
+def _nest(source, target, sizes: list, row: _Row, constant, ivs: list) -> None:
+    if len(ivs) == len(sizes) - 1 and row.width is not None:
+        _row(source, target, sizes[-1], row, constant, ivs)
         return
     if len(ivs) == len(sizes):
         memref.store(memref.load(source, ivs), target, ivs)
         return
     loop = scf.ForOp(constant(0), sizes[len(ivs)], constant(1))
     with ir.InsertionPoint(loop.body):
-        _nest(source, target, sizes, width, end, constant, ivs + [loop.induction_variable])
+        _nest(source, target, sizes, row, constant, ivs + [loop.induction_variable])
         scf.YieldOp([])
 
 
-def _row(source, target, count: ir.Value, width: int, end: ir.Value, constant,
-         ivs: list) -> None:
-    """One row of `count` elements: vectors of `width` up to `end`, then the rest one by
-    one."""
-    static = constant_index(count)
-    vectors = scf.ForOp(constant(0), end, constant(width))
-    with ir.InsertionPoint(vectors.body):
-        _Copies(source, target, ivs + [vectors.induction_variable], width, constant).vector()
-        scf.YieldOp([])
+def _row(source, target, count: ir.Value, row: _Row, constant, ivs: list) -> None:
+    """One row of `count` elements: vectors of `row.width` up to `row.end` (a loop, or
+    straight-line copies), then the rest one by one."""
+    static, width, end = constant_index(count), row.width, row.end
+    if row.offsets is not None:
+        for column in row.offsets:
+            _Copies(source, target, ivs + [column], width, constant).vector()
+    else:
+        vectors = scf.ForOp(constant(0), end, constant(width))
+        with ir.InsertionPoint(vectors.body):
+            _Copies(source, target, ivs + [vectors.induction_variable], width, constant).vector()
+            scf.YieldOp([])
     if static is not None and static % width == 0:
         return
     rest = scf.ForOp(end, count, constant(1))

@@ -2,7 +2,7 @@
 (`copy-lowering`, passes.py) gives each copy one form, the better of those the OpenCL C
 emitter and the SPIR-V stage chose when each lowered copies itself.
 
-    lower_copies_once(module, bounds_check=False)   # the pass
+    lower_copies_once(module, bounds_check=False, unroll_private_rows=False)   # the pass
     lower_copies(module)                            # the SPIR-V stage: marked copies too
 
 The forms, in this order:
@@ -14,8 +14,10 @@ The forms, in this order:
   element) and every copy one work-item makes alone (Intel's compiler vectorizes only
   explicit vectors in a kernel of one work-item per group). Where both sides are one
   dense block by their types, the copy is one row first (`memref.collapse_shape`), so
-  a tile of short rows still moves in vectors. Never in bounds-checked kernels, whose
-  element accesses are each checked;
+  a tile of short rows still moves in vectors. With `unroll_private_rows` (PoCL's quirk
+  register_blocks_for_every_work_item, GPU shape), a row between two private arrays of
+  at most UNROLLED_PRIVATE_VECTORS vectors is straight-line vector copies, no loop.
+  Never in bounds-checked kernels, whose element accesses are each checked;
 - a work-group async copy: a copy between a global buffer and a work-group tile of a
   plain element type (no conversion) with unit stride on the tile's side stays
   `memref.copy`, marked `opencl.async_work_group_copy`, where every work-item of the
@@ -57,6 +59,11 @@ from .work_group_sharing import SINGLE_WORK_ITEM
 # The unit attribute of a copy the OpenCL C emitter prints as a work-group async copy.
 ASYNC_COPY = "opencl.async_work_group_copy"
 VECTOR_WIDTH = 16
+# Rows of private-to-private copies unrolled under `unroll_private_rows`: PoCL 3.1 loses
+# a __local store of some work-items beside a loop of exactly two such vector copies
+# (tests/test_pocl_register_blocks_every_work_item.py); up to four the straight-line
+# copies are as short as the loop would be once PoCL unrolls it.
+UNROLLED_PRIVATE_VECTORS = 4
 RUN_TIME = "run time"       # a row length known only at run time
 VECTOR_ELEMENTS = ("f16", "f32", "f64", "i8", "i16", "i32", "i64")
 # Element types whose global buffers hold another type than their tiles (the printers
@@ -64,10 +71,12 @@ VECTOR_ELEMENTS = ("f16", "f32", "f64", "i8", "i16", "i32", "i64")
 CONVERTED_ELEMENTS = ("f16", "bf16")
 
 
-def lower_copies_once(module: ir.Module, bounds_check: bool = False) -> int:
+def lower_copies_once(module: ir.Module, bounds_check: bool = False,
+                      unroll_private_rows: bool = False) -> int:
     """Gives every `memref.copy` of `module`'s kernels its form (module docstring);
     returns how many were lowered to loops."""
-    return _lower_module(module, marks_async=True, vectors=not bounds_check)
+    return _lower_module(module, marks_async=True, vectors=not bounds_check,
+                         unroll_private_rows=unroll_private_rows)
 
 
 def lower_copies(module: ir.Module) -> ir.Module:
@@ -77,15 +86,18 @@ def lower_copies(module: ir.Module) -> ir.Module:
     return module
 
 
-def _lower_module(module: ir.Module, marks_async: bool, vectors: bool) -> int:
+def _lower_module(module: ir.Module, marks_async: bool, vectors: bool,
+                  unroll_private_rows: bool = False) -> int:
     lowered = 0
     for op in module.body.operations:
         if op.operation.name == "func.func":
-            lowered += _lower_kernel_copies(op.operation, marks_async, vectors)
+            lowered += _lower_kernel_copies(op.operation, marks_async, vectors,
+                                            unroll_private_rows)
     return lowered
 
 
-def _lower_kernel_copies(func, marks_async: bool, vectors: bool) -> int:
+def _lower_kernel_copies(func, marks_async: bool, vectors: bool,
+                         unroll_private_rows: bool) -> int:
     copies = []
 
     def collect(op):
@@ -102,18 +114,21 @@ def _lower_kernel_copies(func, marks_async: bool, vectors: bool) -> int:
         alone = one_work_item or divergence.reaches_some(copy) or \
             any(divergence.depends_on_work_item(v) or _is_private(v) for v in (source, target))
         with ir.InsertionPoint(copy), copy.location:
-            if _lower_copy(copy, alone, one_work_item, marks_async, vectors):
+            if _lower_copy(copy, alone, one_work_item, marks_async, vectors,
+                           unroll_private_rows):
                 copy.operation.erase()
                 lowered += 1
     return lowered
 
 
 def _lower_copy(copy, alone: bool, one_work_item: bool, marks_async: bool,
-                vectors: bool) -> bool:
+                vectors: bool, unroll_private_rows: bool = False) -> bool:
     """Builds the loops of `copy` in front of it, in the first form that applies (module
     docstring); False where it stays, marked, the work-group's async copy."""
     source, target = copy.operands[0], copy.operands[1]
-    if vectors and _lower_as_vector_rows(source, target, alone, one_work_item):
+    unrolled = UNROLLED_PRIVATE_VECTORS if unroll_private_rows and \
+        _is_private(source) and _is_private(target) else 0
+    if vectors and _lower_as_vector_rows(source, target, alone, one_work_item, unrolled):
         return True
     # An async copy is the group's collective: every work-item, the same views.
     if marks_async and (one_work_item or not alone) and _async_copy(source, target):
@@ -140,16 +155,17 @@ def _mark_async(copy) -> None:
 
 
 def _lower_as_vector_rows(source: ir.Value, target: ir.Value, alone: bool,
-                          one_work_item: bool) -> bool:
+                          one_work_item: bool, unrolled_vectors: int = 0) -> bool:
     """Builds the copy as rows in vectors, one row where the types prove both sides one
-    dense block, if that form applies (module docstring); False where it does not."""
+    dense block, if that form applies (module docstring), rows of at most
+    `unrolled_vectors` vectors with no loop; False where it does not."""
     merged = _one_row(source, target)
     if merged is not None:
         source, target = merged
     count = _row_length(source, target)
     if _vector_rows(source, target, count, alone) or \
             _tile_vector_rows(source, target, count, one_work_item):
-        copy_nest(source, target, _sizes(source, target), VECTOR_WIDTH)
+        copy_nest(source, target, _sizes(source, target), VECTOR_WIDTH, unrolled_vectors)
         return True
     if merged is not None:      # built for nothing: no use, no effect
         for view in reversed(merged):

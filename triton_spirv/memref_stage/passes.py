@@ -156,9 +156,7 @@ def _register_blocking(module: ir.Module, config: PipelineConfig, _analyses: dic
     work-items share the blocks: blocks that divide the extents, one loop, at least one
     block per work-item where the tile allows it."""
     if config.shares_work_group:
-        return block_contractions_exactly(
-            module, config.work_items,
-            blocks_per_work_item=not config.has_quirk("register_blocks_for_every_work_item"))
+        return block_contractions_exactly(module, config.work_items)
     return block_contractions(module)
 
 
@@ -173,8 +171,11 @@ def _elementwise_vectors(module: ir.Module, config: PipelineConfig, _analyses: d
 def _copy_lowering(module: ir.Module, config: PipelineConfig, _analyses: dict) -> int:
     """Every copy in its one form for all printers (copy_lowering.py): rows in vectors
     (not in bounds-checked kernels), marked work-group async copies, copies shared by a
-    group's work-items, element loops."""
-    return lower_copies_once(module, config.bounds_check)
+    group's work-items, element loops; under the quirk register_blocks_for_every_work_item
+    (GPU shape), short rows between private arrays unrolled."""
+    return lower_copies_once(
+        module, config.bounds_check,
+        unroll_private_rows=_gpu_quirk("register_blocks_for_every_work_item")(config))
 
 
 def _local_padding(module: ir.Module, config: PipelineConfig, _analyses: dict) -> int:

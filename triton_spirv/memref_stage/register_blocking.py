@@ -113,19 +113,13 @@ def block_contractions(module: ir.Module) -> int:
     return len(nests)
 
 
-def block_contractions_exactly(module: ir.Module, work_items: int,
-                               blocks_per_work_item: bool = True) -> int:
+def block_contractions_exactly(module: ir.Module, work_items: int) -> int:
     """As block_contractions, for work-groups of `work_items` that share the blocks:
-    blocks whose rows and width divide the extents, as many as gpu_block makes them;
-    without `blocks_per_work_item` (quirk register_blocks_for_every_work_item), 4 rows
-    of the widest vector, whatever the work-group."""
+    blocks whose rows and width divide the extents, as many as gpu_block makes them."""
     nests = _matched_nests(module)
     for nest in nests:
         rows_extent, columns_extent = constant_extent(nest.rows), constant_extent(nest.columns)
-        if blocks_per_work_item:
-            rows, width = gpu_block(rows_extent, columns_extent, work_items)
-        else:
-            rows, width = _pick(rows_extent, (4, 2, 1)), _pick(columns_extent, WIDTHS)
+        rows, width = gpu_block(rows_extent, columns_extent, work_items)
         rewrite_nest(nest, [(0, rows_extent, rows)], width)
     return len(nests)
 
