@@ -118,6 +118,16 @@ def constant_index(value: ir.Value) -> int | None:
     return None
 
 
+def integer_zero(kind: ir.Type):
+    """An `arith.constant` 0 of integer or integer-vector type `kind` (a splat), at the
+    insertion point."""
+    from mlir.dialects import arith
+    if isinstance(kind, ir.VectorType):
+        element = ir.VectorType(kind).element_type
+        return arith.constant(kind, ir.DenseElementsAttr.get_splat(kind, ir.IntegerAttr.get(element, 0)))
+    return arith.constant(kind, 0)
+
+
 def named(name: str, loc: ir.Location | None = None) -> ir.Location:
     """`loc` (by default the current location) under a variable name: the emitter names
     the C variable of an op after its NameLoc. A name `loc` has already gives way."""

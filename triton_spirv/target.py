@@ -164,6 +164,14 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 # Every PoCL quirk applies to every PoCL version until a release is verified to compute
 # its reproducer right (`fixed_in`): a workaround costs time, the bug a wrong result.
 _POCL_QUIRKS = (
+    Quirk("abs_of_int_min_poison", "pocl", None,
+          "the optimizer takes OpenCL C's abs of the most negative integer as undefined: "
+          "`int v = abs(x); v > 0` holds v == INT_MIN and still folds to true for it "
+          "(a mask `tl.abs(x) > 0` after a cumprod that wrapped); -cl-opt-disable, "
+          "Intel's runtime and Oclgrind compute it right",
+          "integer abs becomes `x < 0 ? 0 - x : x` in wrapping arithmetic "
+          "(memref_stage/integer_abs.py)",
+          "tests/test_pocl_int_min_abs.py"),
     Quirk("barrier_in_uniform_branch", "pocl", None,
           "work between two barriers inside a uniform branch holding barriers never "
           "lands, or reads __local tiles as zeros (early-returning programs' stores "

@@ -17,6 +17,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, math
 
+from ..ir_helpers import integer_zero
+
 FLOAT_TO_INT = ("arith.fptosi", "arith.fptoui")
 
 
@@ -96,7 +98,7 @@ def expand_signed_remainders(func) -> None:
     for op in ops:
         a, b = op.operands
         with ir.InsertionPoint(op), op.location:
-            zero = _zero_like(a.type)
+            zero = integer_zero(a.type)
             negative = arith.cmpi(arith.CmpIPredicate.slt, a, zero)
             magnitude = arith.remui(_magnitude(a, zero), _magnitude(b, zero))
             value = arith.select(negative, arith.subi(zero, magnitude), magnitude)
@@ -107,9 +109,3 @@ def expand_signed_remainders(func) -> None:
 def _magnitude(x, zero):
     return arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), arith.subi(zero, x), x)
 
-
-def _zero_like(kind: ir.Type):
-    if isinstance(kind, ir.VectorType):
-        element = ir.VectorType(kind).element_type
-        return arith.constant(kind, ir.DenseElementsAttr.get_splat(kind, ir.IntegerAttr.get(element, 0)))
-    return arith.constant(kind, 0)

@@ -1,0 +1,36 @@
+"""Quirk abs_of_int_min_poison (PoCL 3.1): integer absolute values as selects.
+
+OpenCL C's `abs` of the most negative integer is defined (the unsigned 2^(bits-1),
+INT_MIN again as a signed value), but PoCL's optimizer takes it as undefined, as
+LLVM's `llvm.abs` with `int_min_is_poison` does: `int v = abs(x); v > 0` computes
+v == INT_MIN and yet folds the comparison to true for it, so a mask `tl.abs(x) > 0`
+let a store through where x had wrapped to INT_MIN (fuzzer seed 44808: a cumprod).
+PoCL built with -cl-opt-disable, Intel's runtime and Oclgrind compute it right, and so
+does PoCL on `x < 0 ? 0 - x : x`, whose subtraction the emitter prints in unsigned
+(wrapping) arithmetic. Reproducer: tests/test_pocl_int_min_abs.py.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+
+from ..ir_helpers import integer_zero
+
+
+def integer_abs_as_select(module: ir.Module) -> None:
+    """Every `math.absi` of `module` becomes `select(x < 0, 0 - x, x)`, in place."""
+    found = []
+
+    def collect(op):
+        if op.name == "math.absi":
+            found.append(op.opview)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect)
+    for op in found:
+        x = op.operands[0]
+        with ir.InsertionPoint(op), op.location:
+            zero = integer_zero(x.type)
+            value = arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), arith.subi(zero, x), x)
+        op.result.replace_all_uses_with(value)
+        op.erase()
