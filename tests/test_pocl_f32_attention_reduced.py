@@ -7,9 +7,10 @@ Reduced from the launch's OpenCL C (one work-group of 128 work-items, the K/V lo
 over N_CTX = 128 in steps of 32). What the reduction showed:
 - the loop's trip count must be a kernel argument: with the bound a constant (32, 64,
   96 or 128) PoCL computes it right;
-- the `acc = acc * alpha[:, None]` stretch must stay (a loop over the loop-carried
-  private 8 x float4 accumulator that reads the __local alpha row and stores the
-  __local acc tile); without it M is right, though M does not depend on it;
+- of the `acc = acc * alpha[:, None]` stretch, a loop of 8 rounds in which every
+  work-item stores a float4 of zeros to the __local acc tile must stay (one store
+  without the loop is right), though M does not depend on it; it sits in the barrier
+  region before `l_i = l_i * alpha + l_ij`, which 16 of the 128 work-items store;
 - the p @ v register blocks, the V load, the copy of the accumulator back into the
   private array and the partial-tile fills are not needed.
 No workaround yet: finding tests/fuzz/findings/pocl_gpu_f32_attention_wrong_m.md (open).
@@ -208,15 +209,7 @@ __kernel void attn_fwd(float sm_scale, __global float* M, int H, __global float*
         }
       }
     }
-    for (long j = 0; j < 8; ++j) {
-      long v33 = (j * 128) + lid_x;
-      long v34 = (ulong)v33 / (ulong)16;
-      float4 tile2_vec = vload4(0, tile2 + j * 4);
-      float tile0_elem = tile0[v34];
-      float4 tile0_elem_splat = (float4)(tile0_elem);
-      float4 acc = tile2_vec * tile0_elem_splat;
-      vstore4(acc, 0, acc_tile + (v34 * 64 + (((long)((ulong)v33 % (ulong)16)) * 4)));
-    }
+    for (long j = 0; j < 8; ++j) vstore4((float4)(0.0f), 0, acc_tile + (j * 128 + lid_x) * 4);
     for (long j = lid_x; j < 16; j += 128) {
       long v39 = j * 4;
       float4 l_i_vec = vload4(0, l_i_tile + v39);
