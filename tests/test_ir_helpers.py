@@ -73,3 +73,27 @@ def test_with_element_type():
         assert str(widened) == "memref<4x8xf32, strided<[9, 1], offset: 3>, 3>"
         assert str(with_element_type(ir.Type.parse("vector<4xi8>"), i32)) == "vector<4xi32>"
         assert with_element_type(ir.Type.parse("i8"), i32) == i32
+
+
+def test_ops_named_finds_nested_ops():
+    from triton_spirv.ir_helpers import ops_named
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(MODULE)
+        assert [op.name for op in ops_named(module.operation, ("gpu.barrier", "memref.load"))] == \
+            ["memref.load", "gpu.barrier"]
+        assert ops_named(module.operation, ("math.absi",)) == []
+
+
+def test_wrapping_abs_builds_a_select():
+    from triton_spirv.ir_helpers import wrapping_abs
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse("func.func @k(%x: vector<4xi8>) -> vector<4xi8> {\n"
+                                 "  return %x : vector<4xi8>\n}")
+        body = module.body.operations[0].regions[0].blocks[0]
+        ret = body.operations[0]
+        with ir.InsertionPoint(ret):
+            value = wrapping_abs(body.arguments[0])
+        text = str(module)
+        assert "arith.cmpi slt" in text and "arith.subi" in text
+        assert value.owner.name == "arith.select"
+        assert "dense<0> : vector<4xi8>" in text

@@ -118,6 +118,28 @@ def constant_index(value: ir.Value) -> int | None:
     return None
 
 
+def ops_named(op, names: tuple[str, ...]) -> list:
+    """The ops named `names` nested in `op` (as OpViews, in MLIR's walk order: inner
+    ops first), collected before a caller rewrites them."""
+    found = []
+
+    def collect(inner):
+        if inner.name in names:
+            found.append(inner.opview)
+        return ir.WalkResult.ADVANCE
+
+    op_of(op).walk(collect)
+    return found
+
+
+def wrapping_abs(x: ir.Value) -> ir.Value:
+    """`x < 0 ? 0 - x : x` at the insertion point: the absolute value with INT_MIN
+    wrapping to itself, which read as unsigned is its true magnitude 2^(bits-1)."""
+    from mlir.dialects import arith
+    zero = integer_zero(x.type)
+    return arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), arith.subi(zero, x), x)
+
+
 def integer_zero(kind: ir.Type):
     """An `arith.constant` 0 of integer or integer-vector type `kind` (a splat), at the
     insertion point."""

@@ -12,25 +12,13 @@ does PoCL on `x < 0 ? 0 - x : x`, whose subtraction the emitter prints in unsign
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith
-
-from ..ir_helpers import integer_zero
+from ..ir_helpers import ops_named, wrapping_abs
 
 
 def integer_abs_as_select(module: ir.Module) -> None:
     """Every `math.absi` of `module` becomes `select(x < 0, 0 - x, x)`, in place."""
-    found = []
-
-    def collect(op):
-        if op.name == "math.absi":
-            found.append(op.opview)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(collect)
-    for op in found:
-        x = op.operands[0]
+    for op in ops_named(module.operation, ("math.absi",)):
         with ir.InsertionPoint(op), op.location:
-            zero = integer_zero(x.type)
-            value = arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), arith.subi(zero, x), x)
+            value = wrapping_abs(op.operands[0])
         op.result.replace_all_uses_with(value)
         op.erase()

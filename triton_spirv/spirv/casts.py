@@ -17,22 +17,14 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, math
 
-from ..ir_helpers import integer_zero
+from ..ir_helpers import integer_zero, ops_named, wrapping_abs
 
 FLOAT_TO_INT = ("arith.fptosi", "arith.fptoui")
 
 
 def saturate_float_to_int(func) -> None:
     """Rewrites every scalar fptosi/fptoui of `func` in place."""
-    ops: list = []
-
-    def collect(op):
-        if op.name in FLOAT_TO_INT:
-            ops.append(op.opview)
-        return ir.WalkResult.ADVANCE
-
-    func.walk(collect)
-    for op in ops:
+    for op in ops_named(func, FLOAT_TO_INT):
         if isinstance(op.result.type, ir.IntegerType) and ir.IntegerType(op.result.type).width > 1:
             _saturate(op, signed=op.name == "arith.fptosi")
 
@@ -61,15 +53,7 @@ def _signless(value: int, bits: int) -> int:
 
 def expand_trunc(func) -> None:
     """math.trunc(x) -> select(x < 0, ceil(x), floor(x)), in place."""
-    ops: list = []
-
-    def collect(op):
-        if op.name == "math.trunc":
-            ops.append(op.opview)
-        return ir.WalkResult.ADVANCE
-
-    func.walk(collect)
-    for op in ops:
+    for op in ops_named(func, ("math.trunc",)):
         x = op.operands[0]
         with ir.InsertionPoint(op), op.location:
             zero = arith.constant(x.type, 0.0) if not isinstance(x.type, ir.VectorType) else \
@@ -87,25 +71,13 @@ def expand_signed_remainders(func) -> None:
     for the most negative integer (its absolute value wraps to itself), so that
     remainder came out positive: INT_MIN % 3 gave 2, not -2. Read as unsigned, the
     wrapped |INT_MIN| is its true magnitude, 2^(bits-1)."""
-    ops: list = []
-
-    def collect(op):
-        if op.name == "arith.remsi":
-            ops.append(op.opview)
-        return ir.WalkResult.ADVANCE
-
-    func.walk(collect)
-    for op in ops:
+    for op in ops_named(func, ("arith.remsi",)):
         a, b = op.operands
         with ir.InsertionPoint(op), op.location:
             zero = integer_zero(a.type)
             negative = arith.cmpi(arith.CmpIPredicate.slt, a, zero)
-            magnitude = arith.remui(_magnitude(a, zero), _magnitude(b, zero))
+            magnitude = arith.remui(wrapping_abs(a), wrapping_abs(b))
             value = arith.select(negative, arith.subi(zero, magnitude), magnitude)
         op.result.replace_all_uses_with(value)
         op.erase()
-
-
-def _magnitude(x, zero):
-    return arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), arith.subi(zero, x), x)
 
