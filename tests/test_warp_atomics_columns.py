@@ -43,12 +43,11 @@ def test_column_sum_keeps_every_work_item_busy(measured, rows, slab, cols):
 # --- Barriers per work-group (memref_stage/work_group_barriers.py) ---
 
 def _barriers_in_branches() -> bool:
-    """Whether the device in use takes a barrier in one branch of an `if` as it is (no
-    quirk's fix-up): then a full tile skips the barrier after a partial tile's fill."""
+    """Whether the device in use takes the barrier after a partial tile's fill inside
+    the fill's branch (no quirk moves it after the branch): then a full tile skips it."""
+    from triton_spirv.memref_stage.work_group_barriers import barriers_in_branches
     from triton_spirv.target import resolve_target
-    target = resolve_target("gpu-64k")
-    return not (target.has_quirk("one_sided_barrier_branch")
-                or target.has_quirk("barrier_in_uniform_branch"))
+    return barriers_in_branches(resolve_target("gpu-64k"))
 
 
 @pytest.mark.parametrize("rows, slab, cols", bench.COLUMN_SUMS)

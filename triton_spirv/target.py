@@ -282,7 +282,7 @@ _INTEL_QUIRKS = (
           "work-group copies (GPU shape: masked 2-D loads around a masked load kept in "
           "a private array, then a cumsum); -cl-opt-disable and PoCL compute it right",
           "the barrier after a partial tile's fill goes after its branch, not into it "
-          "(memref_stage/work_group_barriers.py, _barriers_in_branches)",
+          "(memref_stage/work_group_barriers.py, barriers_in_branches)",
           "tests/test_intel_quirks.py::test_barrier_in_fill_branch_reduced"),
 )
 QUIRKS = {quirk.name: quirk for quirk in (*_POCL_QUIRKS, *_INTEL_QUIRKS)}

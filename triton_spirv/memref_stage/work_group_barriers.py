@@ -6,7 +6,7 @@ docstring, step 3). The quirks' forms: one_sided_barrier_branch (`balance_barrie
 barrier_loop_after_branch (`barrier_before_loops`), barrier_in_uniform_branch
 (`double_barriers_in_branches`, after the last canonicalize); barrier_in_fill_branch
 and those two keep the barrier after a partial tile's fill out of its branch
-(`_barriers_in_branches`).
+(`barriers_in_branches`).
 
 An async work-group copy (`collective_copy`) gets a barrier before it only where an
 access pending there conflicts with it (the copy is the work-group's, every owner's),
@@ -43,7 +43,7 @@ def insert_barriers(module: ir.Module, config, analyses: dict) -> None:
     for func in functions(module):
         written = [a.buffer for a in plain_accesses(func, ANY) if a.writes and not is_local(a.buffer)]
         _Barriers(sharing_of(func, config, analyses), written,
-                  _barriers_in_branches(config)).scan(entry_block(func), [], insert=True)
+                  barriers_in_branches(config)).scan(entry_block(func), [], insert=True)
         _keep_fences_of_adjacent_barriers(entry_block(func))
 
 
@@ -108,7 +108,7 @@ def _conflict(a: Access, b: Access) -> bool:
 COPY_BARRIERS_PLACED = "opencl.copy_barriers_placed"
 
 
-def _barriers_in_branches(config) -> bool:
+def barriers_in_branches(config) -> bool:
     """Whether a barrier may go into one branch of a (uniform) `scf.if` alone: not on
     devices that mishandle such barriers (quirks one_sided_barrier_branch,
     barrier_in_uniform_branch: their fix-ups would cost more barriers than they save;
@@ -135,7 +135,7 @@ class _Barriers:
     def __init__(self, sharing: WorkGroupSharing, written: list, sink: bool):
         self.sharing = sharing
         self.written = written      # the global buffers the kernel writes
-        self.sink = sink            # barriers may go into one branch (_barriers_in_branches)
+        self.sink = sink            # barriers may go into one branch (barriers_in_branches)
         self.branch_of = {}         # id of an access -> the _Branch it was made in
 
     def fence(self, barrier, pending: list) -> None:
