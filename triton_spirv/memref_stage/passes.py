@@ -46,7 +46,7 @@ from .work_group_barriers import (balance_barriers, barrier_after_loops, barrier
                                   isolate_register_blocks)
 from .work_group_distribution import (convert_copies_to_loops, count_distributed_rounds,
                                       distribute_atomics, distribute_parallel_loops,
-                                      split_columns)
+                                      split_columns, split_rows)
 from .work_group_privatization import privatize_tiles
 from .work_group_reductions import reduce_on_work_group
 from .work_group_scans import scan_on_work_group
@@ -193,6 +193,7 @@ def _local_padding(module: ir.Module, config: PipelineConfig, _analyses: dict) -
 WORK_GROUP_SHARING = (
     Pass("converting-copies", convert_copies_to_loops, _gpu_shape),
     Pass("work-group-columns", split_columns, _gpu_shape),
+    Pass("work-group-rows", split_rows, _gpu_shape),
     Pass("work-group-distribution", distribute_parallel_loops, _gpu_shape),
     Pass("work-group-atomics", distribute_atomics, _gpu_shape),
     Pass("work-group-reductions", reduce_on_work_group, _gpu_shape),

@@ -102,7 +102,7 @@ def _match(loop) -> ColumnReduction | None:
     if list(acc_load.operands)[1:] != [c] or list(store.operands)[2:] != [c] or \
             list(view_load.operands)[1:] != [r, c] or store.operands[0] != combiner.results[0] or \
             set(combiner.operands) != {acc_load.results[0], view_load.results[0]} or \
-            not _is_tile(accumulator) or root_buffer(view) == root_buffer(accumulator) or \
+            not is_tile(accumulator) or root_buffer(view) == root_buffer(accumulator) or \
             ir.MemRefType(accumulator.type).rank != 1:
         return None
     return ColumnReduction(loop, columns, view_load, combiner, step, ub)
@@ -155,11 +155,11 @@ def _strip_sum(match, view, first, ub, stride, column, partials, strip) -> None:
     rows = scf.ForOp(arith.addi(first, stride), ub, stride, [start])
     with ir.InsertionPoint(rows.body):
         value = memref.load(view, [rows.induction_variable, column])
-        scf.YieldOp([_scalar_combiner(match.combiner, rows.inner_iter_args[0], value)])
+        scf.YieldOp([scalar_combiner(match.combiner, rows.inner_iter_args[0], value)])
     memref.store(rows.results[0], partials, [strip, column])
 
 
-def _scalar_combiner(combiner, left, right) -> ir.Value:
+def scalar_combiner(combiner, left, right) -> ir.Value:
     """The combiner on scalars (the matched one may combine vectors)."""
     attributes = {name: combiner.attributes[name] for name in combiner.attributes}
     made = ir.Operation.create(combiner.name, results=[left.type], operands=[left, right],
@@ -167,6 +167,6 @@ def _scalar_combiner(combiner, left, right) -> ir.Value:
     return made.results[0]
 
 
-def _is_tile(value: ir.Value) -> bool:
+def is_tile(value: ir.Value) -> bool:
     defining = owner(root_buffer(value))
     return defining is not None and defining.name == "memref.alloc"

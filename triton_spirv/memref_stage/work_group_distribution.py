@@ -19,6 +19,7 @@ from ..ir_helpers import root_buffer as _root
 from .shared_copies import converting_copy_loops
 from .work_group_atomics import atomic_nests
 from .work_group_columns import split_column_reductions
+from .work_group_rows import split_row_reductions
 from .work_group_sharing import (ACCESS_OPS, READS, WRITES, Distribution, Rounds, entry_block,
                                  functions, is_local, is_private, iv, sharing_of, vector_width)
 
@@ -34,6 +35,12 @@ def split_columns(module: ir.Module, config, _analyses: dict) -> None:
     """Column reductions split into strips of rows (work_group_columns.py)."""
     for func in functions(module):
         split_column_reductions(entry_block(func), config.work_items)
+
+
+def split_rows(module: ir.Module, config, _analyses: dict) -> None:
+    """Row reductions split into strips of columns (work_group_rows.py)."""
+    for func in functions(module):
+        split_row_reductions(entry_block(func), config.work_items)
 
 
 def distribute_parallel_loops(module: ir.Module, config, analyses: dict) -> None:

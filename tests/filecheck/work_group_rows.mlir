@@ -1,0 +1,68 @@
+// PASS: work-group-rows
+// CONFIG: work_items=128
+// A row max of a 64x32 tile (`tl.max(x, axis=1)`): 64 rows for 128 work-items. Each
+// row's 31 columns after the first are split into 2 interleaved strips (columns 0, 2,
+// 4, ... and 1, 3, 5, ... of the view), folded by a parallel loop over (row, strip)
+// into partials; the loop over the columns then folds the row's 2 partials into the
+// accumulator.
+// CHECK-LABEL: func.func @row_max
+// CHECK:       %[[PARTIALS:.*]] = memref.alloc() : memref<64x2xf32>
+// CHECK:       scf.parallel (%[[ROW:.*]], %[[STRIP:.*]]) = (%c0{{.*}}, %c0{{.*}}) to (%c64{{.*}}, %c2{{.*}})
+// CHECK:         %[[START:.*]] = memref.load %{{.*}}[%[[ROW]], %[[STRIP]]]
+// CHECK:         %[[NEXT:.*]] = arith.addi %[[STRIP]], %[[TWO:.*]] : index
+// CHECK:         %[[FOLDED:.*]] = scf.for %[[C:.*]] = %[[NEXT]] to %c31{{.*}} step %[[TWO]] iter_args(%[[ACC:.*]] = %[[START]])
+// CHECK:           %[[X:.*]] = memref.load %{{.*}}[%[[ROW]], %[[C]]]
+// CHECK:           arith.maxnumf %[[ACC]], %[[X]] : f32
+// CHECK:         memref.store %[[FOLDED]], %[[PARTIALS]][%[[ROW]], %[[STRIP]]]
+// CHECK:       scf.parallel (%[[R:.*]]) = (%c0) to (%c64) step (%c1)
+// CHECK-NEXT:    scf.for %[[S:.*]] = %c0{{.*}} to %c2{{.*}} step
+// CHECK-NEXT:      %[[P:.*]] = memref.load %[[PARTIALS]][%[[R]], %[[S]]]
+// CHECK-NEXT:      %[[A:.*]] = memref.load %[[MAX:.*]][%[[R]]]
+// CHECK-NEXT:      %[[M:.*]] = arith.maxnumf %[[A]], %[[P]] : f32
+// CHECK-NEXT:      memref.store %[[M]], %[[MAX]][%[[R]]]
+func.func @row_max(%x: memref<?xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c31 = arith.constant 31 : index
+  %c64 = arith.constant 64 : index
+  %view = memref.reinterpret_cast %x to offset: [0], sizes: [64, 32], strides: [32, 1] : memref<?xf32> to memref<64x32xf32, strided<[32, 1]>>
+  %tile = memref.alloc() : memref<64x32xf32>
+  memref.copy %view, %tile : memref<64x32xf32, strided<[32, 1]>> to memref<64x32xf32>
+  %first = memref.subview %tile[0, 0] [64, 1] [1, 1] : memref<64x32xf32> to memref<64xf32, strided<[32]>>
+  %max = memref.alloc() : memref<64xf32>
+  memref.copy %first, %max : memref<64xf32, strided<[32]>> to memref<64xf32>
+  %rest = memref.subview %tile[0, 1] [64, 31] [1, 1] : memref<64x32xf32> to memref<64x31xf32, strided<[32, 1], offset: 1>>
+  scf.parallel (%r) = (%c0) to (%c64) step (%c1) {
+    scf.for %c = %c0 to %c31 step %c1 {
+      %v = memref.load %rest[%r, %c] : memref<64x31xf32, strided<[32, 1], offset: 1>>
+      %a = memref.load %max[%r] : memref<64xf32>
+      %m = arith.maxnumf %a, %v : f32
+      memref.store %m, %max[%r] : memref<64xf32>
+    }
+    scf.reduce
+  }
+  memref.copy %max, %out : memref<64xf32> to memref<64xf32>
+  return
+}
+// -----
+// 128 rows: one work-item per row already, nothing to split.
+// CHECK-LABEL: func.func @one_row_per_work_item
+// CHECK-NOT:   memref.alloc
+// CHECK:       scf.parallel (%{{[^,]*}}) =
+// CHECK-NEXT:    scf.for %{{.*}} = %c0 to %c31 step %c1
+func.func @one_row_per_work_item(%tile: memref<128x31xf32>, %sum: memref<128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c31 = arith.constant 31 : index
+  %c128 = arith.constant 128 : index
+  scf.parallel (%r) = (%c0) to (%c128) step (%c1) {
+    scf.for %c = %c0 to %c31 step %c1 {
+      %v = memref.load %tile[%r, %c] : memref<128x31xf32>
+      %a = memref.load %sum[%r] : memref<128xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %sum[%r] : memref<128xf32>
+    }
+    scf.reduce
+  }
+  return
+}
