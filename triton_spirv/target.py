@@ -215,7 +215,8 @@ _POCL_QUIRKS = (
           "tests/test_tutorials.py (persistent matmul, TRITON_SPIRV_TARGET=gpu)"),
     Quirk("uniform_loop_after_branch", "pocl", None,
           "a loop without barriers whose trip count is the same for every work-item "
-          "(PoCL gives it implicit loop barriers), entered after a branch on the "
+          "in a kernel with barriers (PoCL gives it implicit loop barriers), entered "
+          "after a branch on the "
           "work-item with no barrier between, loses that branch's private results: "
           "GPU-shaped float32 attention (tutorial 06) lost its l_i sums (M -inf, NaN "
           "outputs; right at -cl-opt-disable)",

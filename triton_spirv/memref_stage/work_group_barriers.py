@@ -78,8 +78,11 @@ def barrier_before_loops(module: ir.Module, _config, _analyses: dict) -> None:
 
 
 def barrier_before_uniform_loops(module: ir.Module, _config, _analyses: dict) -> None:
-    """Quirk uniform_loop_after_branch (_enter_uniform_loops_after_a_barrier)."""
-    _on_entry_blocks(module, _enter_uniform_loops_after_a_barrier)
+    """Quirk uniform_loop_after_branch (_enter_uniform_loops_after_a_barrier), in
+    kernels that hold barriers: PoCL adds no implicit loop barriers to the others."""
+    for func in functions(module):
+        if has_barrier(func):
+            _enter_uniform_loops_after_a_barrier(entry_block(func))
 
 
 def isolate_register_blocks(module: ir.Module, _config, _analyses: dict) -> None:
