@@ -1,27 +1,36 @@
-"""PoCL 3.1 computes GPU-shaped float32 attention (tutorial 06, 128 x 64, num_warps 4)
-wrong: the row maxima M come out -inf and the outputs NaN or far off. Intel's runtime,
-Oclgrind (--data-races, no race) and PoCL with -cl-opt-disable compute the same OpenCL
-C right (M[0] = 7.810274 on the recorded launch), so PoCL's optimizer miscompiles it.
+"""Quirk uniform_loop_after_branch (PoCL 3.1): PoCL computed GPU-shaped float32
+attention (tutorial 06, 128 x 64, num_warps 4) wrong: the row maxima M came out -inf
+and the outputs NaN or far off. Intel's runtime, Oclgrind (--data-races, no race) and
+PoCL with -cl-opt-disable compute the same OpenCL C right (M[0] = 7.810274 on the
+recorded launch).
+
+Cause (PoCL's kernel IR, POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES): PoCL's implicit loop
+barriers make the loop of 8 rounds over every work-item's slice of the __local acc tile
+(`for (j = 0; j < 8; ++j)`: its trip count is the same for every work-item) a loop
+holding barriers. The code between the previous barrier and that loop is a branch on
+the work-item (the distributed loops `for (j = lid; j < 16; j += 128)`, guarded by
+`lid < 16`) that sums l_ij into the private tile4; in the work-group function that
+region is gone (the alpha region's work-item loop runs straight into the 8-round loop's),
+so tile4's replicated context is read uninitialized and l_i = l_i * alpha + l_ij is
+garbage (0: M = m_i + log2(l_i) = -inf). The same loss as quirk
+barrier_loop_after_branch, with barriers PoCL adds itself. Why the trip count of the
+K/V loop must be an argument (constant ones are right) is not known; LLVM's unrolling
+changes the regions.
 
 Reduced from the launch's OpenCL C (one work-group of 128 work-items, the K/V loop
-over N_CTX = 128 in steps of 32). What the reduction showed:
-- the loop's trip count must be a kernel argument: with the bound a constant (32, 64,
-  96 or 128) PoCL computes it right;
-- of the `acc = acc * alpha[:, None]` stretch, a loop of 8 rounds in which every
-  work-item stores a float4 of zeros to the __local acc tile must stay (one store
-  without the loop is right), though M does not depend on it; it sits in the barrier
-  region before `l_i = l_i * alpha + l_ij`, which 16 of the 128 work-items store;
-- the p @ v register blocks, the V load, the copy of the accumulator back into the
-  private array and the partial-tile fills are not needed.
-No workaround yet: finding tests/fuzz/findings/pocl_gpu_f32_attention_wrong_m.md (open).
-This test keeps the reduced kernel; on PoCL it is an expected failure (strict), so a
-release that computes it right, or a workaround, shows up.
+over N_CTX = 128 in steps of 32). Workaround (memref_stage/work_group_barriers.py,
+`_enter_uniform_loops_after_a_barrier`): such a loop gets a barrier before it; FENCED
+here. The plain form is wrong only where the quirk applies (a release that computes it
+right gets `fixed_in` in the record); the fenced form is right everywhere.
 """
 import numpy as np
 import pyopencl as cl
 import pytest
 
 from launcher.device import device_runtime
+from triton_spirv.target import QUIRKS
+
+QUIRK = "uniform_loop_after_branch"
 
 N_CTX, HEAD_DIM, SM_SCALE = 128, 64, 0.5
 
@@ -209,6 +218,9 @@ __kernel void attn_fwd(float sm_scale, __global float* M, int H, __global float*
         }
       }
     }
+#ifdef FENCED
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     for (long j = 0; j < 8; ++j) vstore4((float4)(0.0f), 0, acc_tile + (j * 128 + lid_x) * 4);
     for (long j = lid_x; j < 16; j += 128) {
       long v39 = j * 4;
@@ -261,19 +273,12 @@ __kernel void attn_fwd(float sm_scale, __global float* M, int H, __global float*
 """
 
 
-def _platforms(fails_on_pocl: bool):
+def _platforms():
     try:
         platforms = [p for p in cl.get_platforms() if p.get_devices()]
     except cl.Error:   # no OpenCL driver installed
         platforms = []
-    params = []
-    for platform in platforms:
-        runtime = device_runtime(platform, platform.get_devices()[0])[0]
-        marks = [pytest.mark.xfail(strict=True, reason="PoCL 3.1 optimizer miscompiles it "
-                                   "(tests/fuzz/findings/pocl_gpu_f32_attention_wrong_m.md)")] \
-            if fails_on_pocl and runtime == "pocl" else []
-        params.append(pytest.param(platform, id=runtime, marks=marks))
-    return params
+    return [pytest.param(p, id=device_runtime(p, p.get_devices()[0])[0]) for p in platforms]
 
 
 def _row_log_sums(platform, options: str = "") -> tuple[np.ndarray, np.ndarray]:
@@ -295,14 +300,27 @@ def _row_log_sums(platform, options: str = "") -> tuple[np.ndarray, np.ndarray]:
     return m[:64], np.log2(np.exp2(scores).sum(axis=1))
 
 
-@pytest.mark.parametrize("platform", _platforms(fails_on_pocl=True))
-def test_reduced_attention_row_sums(platform):
+def _right(m: np.ndarray, expected: np.ndarray) -> bool:
+    return bool(np.allclose(m, expected, rtol=1e-4, atol=1e-4))
+
+
+@pytest.mark.parametrize("platform", _platforms())
+def test_the_plain_form_is_wrong_only_where_the_quirk_applies(platform):
     m, expected = _row_log_sums(platform)
+    applies = QUIRKS[QUIRK].applies(*device_runtime(platform, platform.get_devices()[0]))
+    # where it applies, the lost l_i sums: log2 of 0 (-inf) or of garbage
+    assert _right(m, expected) != applies, (m[:4], expected[:4])
+
+
+@pytest.mark.parametrize("platform", _platforms())
+def test_the_fenced_form_is_right_everywhere(platform):
+    """The workaround's form: a barrier before the 8-round loop."""
+    m, expected = _row_log_sums(platform, "-DFENCED")
     np.testing.assert_allclose(m, expected, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("platform", _platforms(fails_on_pocl=False))
-def test_reduced_attention_row_sums_unoptimized(platform):
+@pytest.mark.parametrize("platform", _platforms())
+def test_the_plain_form_is_right_unoptimized(platform):
     """The oracle of the reduction: every device, PoCL included, is right unoptimized."""
     m, expected = _row_log_sums(platform, "-cl-opt-disable")
     np.testing.assert_allclose(m, expected, rtol=1e-4, atol=1e-4)

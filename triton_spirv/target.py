@@ -213,6 +213,17 @@ _POCL_QUIRKS = (
           "such a loop gets a barrier before it "
           "(memref_stage/work_group_sharing.py, _enter_barrier_loops_after_a_barrier)",
           "tests/test_tutorials.py (persistent matmul, TRITON_SPIRV_TARGET=gpu)"),
+    Quirk("uniform_loop_after_branch", "pocl", None,
+          "a loop without barriers whose trip count is the same for every work-item "
+          "in a kernel with barriers (PoCL gives it implicit loop barriers), entered "
+          "after a branch on the "
+          "work-item with no barrier between, loses that branch's private results: "
+          "GPU-shaped float32 attention (tutorial 06) lost its l_i sums (M -inf, NaN "
+          "outputs; right at -cl-opt-disable)",
+          "such a loop gets a barrier before it "
+          "(memref_stage/work_group_barriers.py, _enter_uniform_loops_after_a_barrier)",
+          "tests/test_pocl_f32_attention_reduced.py, "
+          "tests/test_tutorials.py (attention float32, TRITON_SPIRV_TARGET=gpu)"),
     Quirk("branch_after_barrier_loop", "pocl", None,
           "the work-group compiler aborts the process (ParallelRegion.cc: \"Incoming edges "
           "to non-entry block!\") on a loop holding barriers followed by a branch on the "

@@ -42,8 +42,8 @@ from .unoptimized_builds import mark_unoptimized_builds
 from .sequential_tiles import share_sequential_tiles_of_functions
 from .single_work_item import guard_single_sections
 from .work_group_barriers import (balance_barriers, barrier_after_loops, barrier_before_loops,
-                                  double_barriers_in_branches, insert_barriers,
-                                  isolate_register_blocks)
+                                  barrier_before_uniform_loops, double_barriers_in_branches,
+                                  insert_barriers, isolate_register_blocks)
 from .work_group_distribution import (convert_copies_to_loops, count_distributed_rounds,
                                       distribute_atomics, distribute_parallel_loops,
                                       split_columns, split_rows)
@@ -208,6 +208,8 @@ WORK_GROUP_SHARING = (
     Pass("balance-barriers", balance_barriers, _gpu_quirk("one_sided_barrier_branch")),
     Pass("barrier-before-loops", barrier_before_loops,
          _gpu_quirk("barrier_loop_after_branch")),
+    Pass("barrier-before-uniform-loops", barrier_before_uniform_loops,
+         _gpu_quirk("uniform_loop_after_branch")),
     Pass("barrier-after-loops", barrier_after_loops,
          _gpu_quirk("branch_after_barrier_loop")),
     Pass("work-group-size", set_local_size, _gpu_shape),

@@ -3,7 +3,8 @@ barrier fix-ups of device quirks. An analysis of which work-item touches which
 elements puts a `gpu.barrier` before an op that touches a buffer an op since the last
 barrier touched under another owner, one of the two writing (work_group_sharing.py's
 docstring, step 3). The quirks' forms: one_sided_barrier_branch (`balance_barriers`),
-barrier_loop_after_branch (`barrier_before_loops`), barrier_in_uniform_branch
+barrier_loop_after_branch (`barrier_before_loops`), uniform_loop_after_branch
+(`barrier_before_uniform_loops`), barrier_in_uniform_branch
 (`double_barriers_in_branches`, after the last canonicalize); barrier_in_fill_branch
 and those two keep the barrier after a partial tile's fill out of its branch
 (`barriers_in_branches`).
@@ -74,6 +75,14 @@ def balance_barriers(module: ir.Module, _config, _analyses: dict) -> None:
 def barrier_before_loops(module: ir.Module, _config, _analyses: dict) -> None:
     """Quirk barrier_loop_after_branch (_enter_barrier_loops_after_a_barrier)."""
     _on_entry_blocks(module, _enter_barrier_loops_after_a_barrier)
+
+
+def barrier_before_uniform_loops(module: ir.Module, _config, _analyses: dict) -> None:
+    """Quirk uniform_loop_after_branch (_enter_uniform_loops_after_a_barrier), in
+    kernels that hold barriers: PoCL adds no implicit loop barriers to the others."""
+    for func in functions(module):
+        if has_barrier(func):
+            _enter_uniform_loops_after_a_barrier(entry_block(func))
 
 
 def isolate_register_blocks(module: ir.Module, _config, _analyses: dict) -> None:
@@ -302,6 +311,57 @@ def _enter_barrier_loops_after_a_barrier(block: ir.Block) -> None:
                 _branch_since_barrier(op):
             with op.location, ir.InsertionPoint(op):
                 gpu.barrier()
+
+
+def _enter_uniform_loops_after_a_barrier(block: ir.Block) -> None:
+    """Quirk uniform_loop_after_branch: a loop without barriers whose bounds are the
+    same for every work-item (the rounds over a work-item's private accumulator,
+    `for (j = 0; j < 8; ++j)`), when a branch on the work-item (a distributed loop, a
+    guarded section) comes between the previous barrier and the loop, gets a barrier
+    right before it. PoCL adds barriers of its own to such a loop (implicit loop
+    barriers: it becomes a loop holding barriers) and then loses the work of the branch
+    before it, as in quirk barrier_loop_after_branch: tutorial 06's float32 attention
+    lost its l_i sums (tests/test_pocl_f32_attention_reduced.py). Only loops every
+    work-item reaches get one: those in the kernel's entry block and in ops that hold
+    barriers (uniform by construction); local fence: the barrier orders nothing the
+    analysis has not ordered already."""
+    for op in block.operations:
+        if op.regions and has_barrier(op):
+            for region in op.regions:
+                for inner in region.blocks:
+                    _enter_uniform_loops_after_a_barrier(inner)
+    for op in list(block.operations):
+        if _is_uniform_loop(op) and _work_item_branch_since_barrier(op):
+            with op.location, ir.InsertionPoint(op):
+                gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
+
+
+def _is_uniform_loop(op) -> bool:
+    """An `scf.for` without barriers whose bounds and step do not depend on the
+    work-item."""
+    return op.operation.name == "scf.for" and not has_barrier(op) and \
+        not any(_depends_on_thread_id(bound) for bound in list(op.operands)[:3])
+
+
+def _work_item_branch_since_barrier(loop) -> bool:
+    """Whether an op holding a branch on the work-item comes between the last barrier
+    of `loop`'s block (or the block's start) and `loop`."""
+    seen = False
+    for op in op_of(loop).block.operations:
+        if op_of(op) == op_of(loop):
+            break
+        if op.operation.name == "gpu.barrier":
+            seen = False
+        elif op.regions and holds(op, _branches_on_work_item):
+            seen = True
+    return seen
+
+
+def _branches_on_work_item(op) -> bool:
+    """A loop whose bounds, or an `scf.if` whose condition, depend on the work-item."""
+    if op.name == "scf.for":
+        return any(_depends_on_thread_id(bound) for bound in list(op.operands)[:3])
+    return op.name == "scf.if" and _depends_on_thread_id(op.operands[0])
 
 
 def _isolate_register_blocks(block: ir.Block) -> None:
