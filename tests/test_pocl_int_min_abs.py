@@ -3,12 +3,19 @@ integer is defined (INT_MIN again, read back as an int), but PoCL's optimizer ta
 as undefined: `int v = abs(x); v > 0` stores v == INT_MIN and yet computes the
 comparison as true (fuzzer seed 44808: an int32 cumprod that wrapped to INT_MIN, then a
 store masked by `tl.abs(v) > 0`). Right with -cl-opt-disable, on Intel's runtime and
-under Oclgrind. Where the quirk applies, integer abs is `x < 0 ? 0 - x : x` in wrapping
-arithmetic (memref_stage/integer_abs.py), which PoCL computes right.
+under Oclgrind. Where the quirk applies, integer abs is `max(x, 0 - x)` in wrapping
+arithmetic (memref_stage/integer_abs.py), which PoCL computes right. Not the select
+`x < 0 ? 0 - x : x`: LLVM turns it back into `llvm.abs`, which Oclgrind 21.10 cannot run,
+so kernels compiled for PoCL could not be replayed under Oclgrind (fuzzer seed 44900).
 
-The reduced OpenCL C runs on every platform: the plain form is wrong exactly where the
-quirk applies, the workaround's form right everywhere. The Triton kernel runs on the
-device in use, both shapes, against torch."""
+The reduced OpenCL C runs on every platform, and under Oclgrind: the plain form is wrong
+exactly where the quirk applies, the workaround's form right everywhere. The Triton
+kernel runs on the device in use, both shapes, against torch."""
+import inspect
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import pyopencl as cl
 import pytest
@@ -31,7 +38,7 @@ __kernel void k(__global const int* x, __global int* o) {
 }
 """
 PLAIN = "-D ABS(x)=abs(x)"
-WORKAROUND = "-D ABS(x)=((x)<0?(int)((uint)0-(uint)(x)):(x))"
+WORKAROUND = "-D ABS(x)=max((x),(int)((uint)0-(uint)(x)))"
 INPUT = np.array([-2 ** 31, -5, 0, 7], np.int32)
 EXPECTED = [0, 1, 0, 1, -2 ** 31, 5, 0, 7]
 
@@ -68,6 +75,18 @@ def test_reduced_abs_of_int_min(platform):
         assert plain != EXPECTED and plain[4:] == EXPECTED[4:], plain   # v right, v > 0 wrong
     else:
         assert plain == EXPECTED
+
+
+@pytest.mark.skipif(shutil.which("oclgrind") is None, reason="oclgrind is not installed")
+def test_workaround_form_runs_under_oclgrind():
+    """Oclgrind (its only platform under `oclgrind`) builds and runs the workaround's
+    form, which replays of kernels compiled for PoCL carry."""
+    child = (f"import numpy as np, pyopencl as cl\nREDUCED = {REDUCED!r}\n"
+             f"INPUT = np.array({INPUT.tolist()!r}, np.int32)\n{inspect.getsource(_run)}\n"
+             f"print('OUT', _run(cl.get_platforms()[0], {WORKAROUND!r}))")
+    proc = subprocess.run(["oclgrind", sys.executable, "-c", child], capture_output=True,
+                          text=True, timeout=300)
+    assert f"OUT {EXPECTED}" in proc.stdout, proc.stdout + proc.stderr[-2000:]
 
 
 @triton.jit

@@ -133,11 +133,12 @@ def ops_named(op, names: tuple[str, ...]) -> list:
 
 
 def wrapping_abs(x: ir.Value) -> ir.Value:
-    """`x < 0 ? 0 - x : x` at the insertion point: the absolute value with INT_MIN
-    wrapping to itself, which read as unsigned is its true magnitude 2^(bits-1)."""
+    """`max(x, 0 - x)` at the insertion point: the absolute value with INT_MIN wrapping
+    to itself, which read as unsigned is its true magnitude 2^(bits-1). A max, not the
+    select `x < 0 ? 0 - x : x`: LLVM's instcombine turns that select into `llvm.abs`,
+    which Oclgrind 21.10's interpreter lacks (it refuses the kernel)."""
     from mlir.dialects import arith
-    zero = integer_zero(x.type)
-    return arith.select(arith.cmpi(arith.CmpIPredicate.slt, x, zero), arith.subi(zero, x), x)
+    return arith.maxsi(x, arith.subi(integer_zero(x.type), x))
 
 
 def integer_zero(kind: ir.Type):

@@ -169,7 +169,7 @@ _POCL_QUIRKS = (
           "`int v = abs(x); v > 0` holds v == INT_MIN and still folds to true for it "
           "(a mask `tl.abs(x) > 0` after a cumprod that wrapped); -cl-opt-disable, "
           "Intel's runtime and Oclgrind compute it right",
-          "integer abs becomes `x < 0 ? 0 - x : x` in wrapping arithmetic "
+          "integer abs becomes `max(x, 0 - x)` in wrapping arithmetic "
           "(memref_stage/integer_abs.py)",
           "tests/test_pocl_int_min_abs.py"),
     Quirk("barrier_in_uniform_branch", "pocl", None,

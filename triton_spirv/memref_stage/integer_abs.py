@@ -1,4 +1,5 @@
-"""Quirk abs_of_int_min_poison (PoCL 3.1): integer absolute values as selects.
+"""Quirk abs_of_int_min_poison (PoCL 3.1): integer absolute values in wrapping
+arithmetic.
 
 OpenCL C's `abs` of the most negative integer is defined (the unsigned 2^(bits-1),
 INT_MIN again as a signed value), but PoCL's optimizer takes it as undefined, as
@@ -6,8 +7,8 @@ LLVM's `llvm.abs` with `int_min_is_poison` does: `int v = abs(x); v > 0` compute
 v == INT_MIN and yet folds the comparison to true for it, so a mask `tl.abs(x) > 0`
 let a store through where x had wrapped to INT_MIN (fuzzer seed 44808: a cumprod).
 PoCL built with -cl-opt-disable, Intel's runtime and Oclgrind compute it right, and so
-does PoCL on `x < 0 ? 0 - x : x`, whose subtraction the emitter prints in unsigned
-(wrapping) arithmetic. Reproducer: tests/test_pocl_int_min_abs.py.
+does PoCL on `max(x, 0 - x)`, whose subtraction the emitter prints in unsigned
+(wrapping) arithmetic (ir_helpers.wrapping_abs). Reproducer: tests/test_pocl_int_min_abs.py.
 """
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from mlir import ir
 from ..ir_helpers import ops_named, wrapping_abs
 
 
-def integer_abs_as_select(module: ir.Module) -> None:
-    """Every `math.absi` of `module` becomes `select(x < 0, 0 - x, x)`, in place."""
+def wrap_integer_abs(module: ir.Module) -> None:
+    """Every `math.absi` of `module` becomes `max(x, 0 - x)`, in place."""
     for op in ops_named(module.operation, ("math.absi",)):
         with ir.InsertionPoint(op), op.location:
             value = wrapping_abs(op.operands[0])

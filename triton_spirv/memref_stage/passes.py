@@ -31,7 +31,7 @@ from .branch_tiles import share_branch_tiles
 from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
 from .fill_forwarding import forward_fills
 from .in_place_updates import update_in_place
-from .integer_abs import integer_abs_as_select
+from .integer_abs import wrap_integer_abs
 from .local_padding import pad_local_tiles
 from .owner_copies import copy_by_owners
 from .program_loops import loop_programs
@@ -277,7 +277,7 @@ PASSES = (
     Pass("local-padding", _local_padding, _gpu_shape),
     Pass("barrier-negations", _module_rewrite(negate_by_fma),
          lambda config: config.has_quirk("fneg_across_barrier")),
-    Pass("integer-abs-as-select", _module_rewrite(integer_abs_as_select),
+    Pass("wrapping-integer-abs", _module_rewrite(wrap_integer_abs),
          lambda config: config.has_quirk("abs_of_int_min_poison")),
     Pass("program-loops", _module_rewrite(loop_programs),
          lambda config: config.program_loops and not config.shares_work_group),

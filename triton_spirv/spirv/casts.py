@@ -66,7 +66,7 @@ def expand_trunc(func) -> None:
 
 
 def expand_signed_remainders(func) -> None:
-    """arith.remsi(a, b) -> (a < 0 ? -r : r), r = remui(|a|, |b|), |x| = x < 0 ? 0 - x : x,
+    """arith.remsi(a, b) -> (a < 0 ? -r : r), r = remui(|a|, |b|), |x| = max(x, 0 - x),
     in place. Upstream's OpenCL pattern takes the sign from `a == s_abs(a)`, which holds
     for the most negative integer (its absolute value wraps to itself), so that
     remainder came out positive: INT_MIN % 3 gave 2, not -2. Read as unsigned, the

@@ -1,18 +1,18 @@
-// PASS: integer-abs-as-select
+// PASS: wrapping-integer-abs
 // CONFIG: quirks=abs_of_int_min_poison
 // Under PoCL's quirk abs_of_int_min_poison (memref_stage/integer_abs.py): integer
-// absolute values, scalar and vector, become `x < 0 ? 0 - x : x` (the emitter prints
-// the subtraction wrapping), so the optimizer never sees OpenCL C's abs.
+// absolute values, scalar and vector, become `max(x, 0 - x)` (the emitter prints the
+// subtraction wrapping), so the optimizer never sees OpenCL C's abs; a max rather than
+// a select, which LLVM would turn back into `llvm.abs` (Oclgrind lacks it).
 
 // CHECK-LABEL: func.func @absolutes
 // CHECK-NOT:   math.absi
 // CHECK:       %[[ZERO:.*]] = arith.constant 0 : i32
-// CHECK-NEXT:  %[[NEG:.*]] = arith.cmpi slt, %arg0, %[[ZERO]] : i32
 // CHECK-NEXT:  %[[MINUS:.*]] = arith.subi %[[ZERO]], %arg0 : i32
-// CHECK-NEXT:  arith.select %[[NEG]], %[[MINUS]], %arg0 : i32
+// CHECK-NEXT:  arith.maxsi %arg0, %[[MINUS]] : i32
 // CHECK:       %[[VZERO:.*]] = arith.constant dense<0> : vector<16xi8>
-// CHECK-NEXT:  arith.cmpi slt, %arg1, %[[VZERO]] : vector<16xi8>
-// CHECK:       arith.select %{{.*}} : vector<16xi1>, vector<16xi8>
+// CHECK-NEXT:  %[[VMINUS:.*]] = arith.subi %[[VZERO]], %arg1 : vector<16xi8>
+// CHECK-NEXT:  arith.maxsi %arg1, %[[VMINUS]] : vector<16xi8>
 // CHECK-NOT:   math.absi
 // CHECK:       math.absf
 func.func @absolutes(%x: i32, %v: vector<16xi8>, %f: f32) -> (i32, vector<16xi8>, f32) {
