@@ -28,6 +28,10 @@ LOCAL_MEM_BYTES = 262144
 # Shown name -> family of scripts/gpu_replay/record.py (its "small" sizes: a 128 x 96
 # transpose in 32x32 tiles; tutorial 03's matmul, 128x128x64 in 64x64x32 blocks).
 FAMILIES = {"transpose 32x32": "transpose", "matmul 64x64x32": "matmul_fp32"}
+# Families without a hand-written reference: ours alone (tutorial 06's attention, 128
+# keys of 64 dims in blocks of 64 x 32; softmax and layer norm rows of 256; cumsum).
+UNREFERENCED = {"attention 64x32": "attention", "softmax 64x256": "softmax",
+                "layer norm 64x256": "layer_norm", "cumsum 64x256": "cumsum"}
 TRANSPOSE = (128, 96)          # rows, columns of the reference transpose, as record.py's
 
 REFERENCE_TRANSPOSE = """
@@ -65,7 +69,7 @@ def warp_model_library():
     return wmlib
 
 
-def record_families(directory: str) -> dict:
+def record_families(directory: str, families: dict = FAMILIES) -> dict:
     """Runs each family of scripts/gpu_replay/record.py (its small size, its kernels:
     tutorial 03's matmul) once in the GPU shape, checked against the family's numpy
     reference, and records the launch under `directory`; -> name -> recording folder.
@@ -73,7 +77,7 @@ def record_families(directory: str) -> dict:
     previous = os.environ.get("TRITON_SPIRV_TARGET")
     os.environ["TRITON_SPIRV_TARGET"] = TARGET
     try:
-        return _record_families(directory)
+        return _record_families(directory, families)
     finally:
         if previous is None:
             os.environ.pop("TRITON_SPIRV_TARGET", None)
@@ -81,7 +85,7 @@ def record_families(directory: str) -> dict:
             os.environ["TRITON_SPIRV_TARGET"] = previous
 
 
-def _record_families(directory: str) -> dict:
+def _record_families(directory: str, families: dict) -> dict:
     import torch
     import triton
     import triton.language as tl
@@ -93,7 +97,7 @@ def _record_families(directory: str) -> dict:
     record.triton, record.tl, record.torch = triton, tl, torch
     record.define_kernels()
     found = {}
-    for name, family in FAMILIES.items():
+    for name, family in families.items():
         make, size_key = record.FAMILIES[family]
         specs, shape, launch = make(record.SIZES["small"][size_key])
         arrays = {role: generate(spec) for role, spec in specs.items()}
@@ -180,6 +184,9 @@ def main() -> int:
     for name, ours, reference in measure_all(wmlib):
         print(f"{name + ' (ours)':<28}{_cells(ours)}")
         print(f"{name + ' (reference)':<28}{_cells(reference)}")
+    with tempfile.TemporaryDirectory(prefix="warp-model-") as directory:
+        for name, path in record_families(directory, UNREFERENCED).items():
+            print(f"{name + ' (ours)':<28}{_cells(measure_recording(wmlib, path))}")
     return 0
 
 

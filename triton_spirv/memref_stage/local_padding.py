@@ -19,14 +19,18 @@ the unpadded one and the target's local memory still holds every tile. Accesses 
 indices depend on something else (a value loaded from memory) are not scored.
 
 Padding changes the tile's type only: memref<R x C> becomes memref<R x (C + p)>, every
-load and store keeps its indices, and each rank-preserving subview (the rows an async
-copy fills) takes the padded row stride in its result type.
+load and store keeps its indices, each subview (the rows an async copy fills, a row or
+a column of a reduction) takes the padded row stride in its result type, and a copy of
+the whole tile goes through a subview of its R x C elements. Accesses through subviews
+are scored at the tile's indices they touch.
 """
 from __future__ import annotations
 
 import math
 
 from mlir import ir
+
+from mlir.dialects import memref
 
 from .affine_nests import nested_allocs
 
@@ -108,40 +112,88 @@ def _best_padding(alloc) -> int | None:
 
 
 def _element_accesses(tile: ir.Value) -> list | None:
-    """Per scorable load or store of `tile`: (lane -> flat indices, vector width); None
-    when a use would not survive a change of the tile's row stride."""
+    """Per scorable load or store of `tile`, directly or through a subview: (lane -> the
+    tile's indices, vector width); None when a use would not survive a change of the
+    tile's row stride."""
     accesses = []
     for use in tile.uses:
         user = use.owner
         if user.name in _LOADS + _STORES:
-            first = 1 if user.name in _LOADS else 2
-            if user.operands[first - 1] != tile:
+            if not _add_access(accesses, user, tile, lambda lane, indices: indices):
                 return None
-            width = _vector_width(user)
-            try:
-                lanes = [[_evaluate(v, lane, {}) for v in list(user.operands)[first:]]
-                         for lane in range(WARP_LANES)]
-            except _Unknown:
-                continue
-            accesses.append((lanes, width))
         elif user.name == "memref.subview":
-            if not _rank_preserving(user):
+            kept = _kept_dimensions(user)
+            if kept is None:
                 return None
-        elif user.name != "memref.dealloc":
+            for inner in user.results[0].uses:
+                if inner.owner.name in _LOADS + _STORES:
+                    into = _into_tile(user, kept)
+                    if not _add_access(accesses, inner.owner, user.results[0], into):
+                        return None
+                elif inner.owner.name != "memref.copy":
+                    return None
+        elif user.name not in ("memref.dealloc", "memref.copy"):
             return None
     return accesses
+
+
+def _add_access(accesses: list, op, memref_value, into) -> bool:
+    """Scores `op`'s indices of `memref_value` for the lanes of a warp, mapped to the
+    tile's by `into(lane, indices)`; False when `op` uses it other than as its memref."""
+    first = 1 if op.name in _LOADS else 2
+    if op.operands[first - 1] != memref_value:
+        return False
+    try:
+        lanes = [into(lane, [_evaluate(v, lane, {}) for v in list(op.operands)[first:]])
+                 for lane in range(WARP_LANES)]
+    except _Unknown:
+        return True
+    accesses.append((lanes, _vector_width(op)))
+    return True
+
+
+def _into_tile(subview, kept: list):
+    """lane, the subview's indices -> the tile's: offset + index * step on the kept
+    dimensions, the offset on the dropped ones."""
+    offsets = _static_or_operands(subview, "static_offsets", 1)
+    steps = list(subview.attributes["static_strides"])
+
+    def into(lane: int, indices: list) -> list:
+        full = [_evaluate_or(o, lane) for o in offsets]
+        for position, dimension in enumerate(kept):
+            full[dimension] += indices[position] * steps[dimension]
+        return full
+    return into
+
+
+def _static_or_operands(subview, attribute: str, first_operand: int) -> list:
+    """The subview's offsets: the static ones, the dynamic ones as their operands."""
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    operands = iter(list(subview.operands)[first_operand:])
+    return [next(operands) if v == dynamic else v for v in subview.attributes[attribute]]
+
+
+def _evaluate_or(offset, lane: int) -> int:
+    return offset if isinstance(offset, int) else _evaluate(offset, lane, {})
+
+
+def _kept_dimensions(subview) -> list | None:
+    """The tile's dimensions the subview keeps (a rank-reducing one drops unit ones), or
+    None when its steps are dynamic or the dropped ones cannot be told."""
+    source, result = (ir.MemRefType(v.type) for v in (subview.operands[0], subview.results[0]))
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    if dynamic in list(subview.attributes["static_strides"]):
+        return None
+    if source.rank == result.rank:
+        return list(range(source.rank))
+    sizes = list(subview.attributes["static_sizes"])
+    kept = [d for d, size in enumerate(sizes) if size != 1]
+    return kept if len(kept) == result.rank else None
 
 
 def _vector_width(op) -> int:
     value = op.results[0] if op.name in _LOADS else op.operands[0]
     return math.prod(value.type.shape) if isinstance(value.type, ir.VectorType) else 1
-
-
-def _rank_preserving(subview) -> bool:
-    """A subview of the same rank whose users only copy it (the async copies of rows)."""
-    source, result = (ir.MemRefType(v.type) for v in (subview.operands[0], subview.results[0]))
-    return source.rank == result.rank and \
-        all(use.owner.name == "memref.copy" for use in subview.results[0].uses)
 
 
 def _score(accesses: list, tile_type: ir.MemRefType, padding: int) -> tuple[float, float]:
@@ -242,16 +294,34 @@ def _pad(alloc, padding: int) -> None:
     for use in list(tile.uses):
         if use.owner.name == "memref.subview":
             _restride(use.owner, strides)
+        elif use.owner.name == "memref.copy":
+            _copy_through_rows(use.owner, use.operand_number, tile, strides)
+
+
+def _copy_through_rows(copy, operand: int, tile: ir.Value, strides: list) -> None:
+    """A copy of the whole tile copies its rows without their padding: through a
+    subview of the padded tile of the unpadded shape (copy_lowering.py copies it row by
+    row)."""
+    shape = list(ir.MemRefType(copy.operands[1 - operand].type).shape)
+    rank = len(shape)
+    with copy.location, ir.InsertionPoint(copy):
+        rows = memref.SubViewOp(ir.MemRefType.get(shape, ir.MemRefType(tile.type).element_type,
+                                                  memory_space=ir.MemRefType(tile.type).memory_space),
+                                tile, [], [], [], [0] * rank, shape, [1] * rank)
+    _restride(rows, strides)
+    copy.operands[operand] = rows.results[0]
 
 
 def _restride(subview, strides: list) -> None:
-    """The subview's result type with the padded tile's row strides."""
+    """The subview's result type with the padded tile's row strides (of the dimensions
+    it keeps)."""
     result = subview.results[0]
     old = ir.MemRefType(result.type)
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
     offsets = list(subview.attributes["static_offsets"])
     steps = list(subview.attributes["static_strides"])
     offset = dynamic if dynamic in offsets else sum(o * s for o, s in zip(offsets, strides))
-    strides = [dynamic if step == dynamic else s * step for s, step in zip(strides, steps)]
+    kept = _kept_dimensions(subview)
+    strides = [strides[d] * steps[d] for d in kept]
     layout = ir.StridedLayoutAttr.get(offset, strides)
     result.set_type(ir.MemRefType.get(old.shape, old.element_type, layout, old.memory_space))
