@@ -214,17 +214,18 @@ def test_reduction_to_a_scalar_becomes_a_work_group_tree():
   }
   %sum = memref.load %acc[] : memref<f32>
   memref.store %sum, %out[%c0] : memref<?xf32>""")
-    # partials per work-item, then 7 halving steps for 128 work-items, each followed
-    # by a barrier; work-item 0 folds the result into the accumulator
+    # partials per work-item, then steps folding 4 partials into one (128 -> 32 -> 8 ->
+    # 2) and a last one folding 2, each followed by a barrier; work-item 0 folds the
+    # result into the accumulator
     assert "memref.alloc() : memref<128xf32>" in out
     assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c128 iter_args", out), out
     assert out.count("math.exp") == 2              # first element, then the rest
-    assert out.count("arith.addf") == 1 + 7 + 1      # fold, steps, into acc
-    for half in (64, 32, 16, 8, 4, 2, 1):
-        assert f"arith.cmpi ult, %thread_id_x, %c{half} " in out
+    assert out.count("arith.addf") == 1 + 3 * 3 + 1 + 1  # fold, steps, into acc
+    for span in (32, 8, 2, 1):
+        assert f"arith.cmpi ult, %thread_id_x, %c{span} " in out
     # barriers: fill -> partials (another owner reads the tile), after the partials,
     # after each step, and before every work-item reads the result
-    assert out.count("gpu.barrier") == 1 + 1 + 7 + 1, out
+    assert out.count("gpu.barrier") == 1 + 1 + 4 + 1, out
 
 
 def test_an_atomic_orders_the_other_work_items_global_accesses():
@@ -256,8 +257,8 @@ func.func @k(%lock: memref<?xi32>, %data: memref<?xf32>) {
 
 
 def test_a_short_reduction_gets_a_tree_of_its_own_length():
-    # 63 elements for 128 work-items: 63 partials, halving steps from 32 only (no step
-    # in which no work-item has a partner)
+    # 63 elements for 128 work-items: 63 partials, steps of 4 from 64 only (no step in
+    # which no work-item has a partner): 64 -> 16 -> 4 -> 1
     out = rewrite("""
   %acc = memref.alloc() : memref<f32>
   memref.store %zero, %acc[] : memref<f32>
@@ -271,10 +272,10 @@ def test_a_short_reduction_gets_a_tree_of_its_own_length():
   %max = memref.load %acc[] : memref<f32>
   memref.store %max, %out[%c0] : memref<?xf32>""")
     assert "memref.alloc() : memref<63xf32>" in out and "memref<128xf32>" not in out
-    assert out.count("arith.maxnumf") == 1 + 6 + 1   # fold, steps 32..1, into acc
-    for half in (32, 16, 8, 4, 2, 1):
-        assert f"arith.cmpi ult, %thread_id_x, %c{half} " in out
-    assert "arith.cmpi ult, %thread_id_x, %c64 " not in out
+    assert out.count("arith.maxnumf") == 1 + 3 * 3 + 1   # fold, steps 16, 4, 1, into acc
+    for span in (16, 4, 1):
+        assert f"arith.cmpi ult, %thread_id_x, %c{span} " in out
+    assert "arith.cmpi ult, %thread_id_x, %c32 " not in out
 
 
 def test_vector_loops_give_each_work_item_one_vector_per_step():

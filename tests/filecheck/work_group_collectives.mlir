@@ -190,12 +190,29 @@ func.func @unsigned_min(%view: memref<256xi32>, %out: memref<?xi32>) {
 }
 // -----
 
-// A product has no collective: the `__local` tree of partials and halving steps.
+// A product has no collective: the `__local` tree of partials and steps that fold
+// four partials into one (128 -> 32 -> 8 -> 2), then two (2 -> 1), a barrier after
+// each: 4 steps where halving took 7.
 
 // CHECK-LABEL: func.func @product
 // CHECK-NOT:   gpu.all_reduce
 // CHECK:       memref.alloc() : memref<128xf32>
-// CHECK-COUNT-7: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:       arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:       gpu.barrier
+// CHECK:       arith.cmpi ult, %{{.*}}, %c32{{.*}} : index
+// CHECK-COUNT-3: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:       gpu.barrier
+// CHECK:       arith.cmpi ult, %{{.*}}, %c8{{.*}} : index
+// CHECK-COUNT-3: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:       gpu.barrier
+// CHECK:       arith.cmpi ult, %{{.*}}, %c2{{.*}} : index
+// CHECK-COUNT-3: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:       gpu.barrier
+// CHECK:       arith.cmpi ult, %{{.*}}, %c1{{.*}} : index
+// CHECK:       arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:   arith.mulf
+// CHECK:       gpu.barrier
+// CHECK:       arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK-NOT:   gpu.all_reduce
 // CHECK:       return
 

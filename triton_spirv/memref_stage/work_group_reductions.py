@@ -61,11 +61,17 @@ def reduce_with_sub_groups(sharing, match: "SerialReduction", min_sub_group_size
     sharing.partitioned[op_of(made.final)] = plain_accesses(made.final, SINGLE)
 
 
+# Partials each work-item of a tree step folds: four, so a step quarters them (one
+# barrier per step: 4 steps for 128 work-items where halving took 7).
+TREE_FANOUT = 4
+
+
 def reduce_as_tree(sharing, match: "SerialReduction") -> None:
     """`for i: acc = acc <op> f(view[i])` becomes: each work-item folds f over its
     elements (i = lb + lid, lb + lid + W, ...) in a register and writes the partial
-    to `__local partials[lid]`; log2(W) halving steps combine them (a barrier after
-    each); work-item 0 folds partials[0] into acc."""
+    to `__local partials[lid]`; steps that fold TREE_FANOUT partials into one (2 in the
+    last where fewer are left) combine them, a barrier after each; work-item 0 folds
+    partials[0] into acc."""
     loop, w = match.loop, sharing.work_items
     index = ir.IndexType.get()
     element_type = match.combiner.results[0].type
@@ -74,7 +80,7 @@ def reduce_as_tree(sharing, match: "SerialReduction") -> None:
         lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
         count = trip_count(lb, ub, step)
         # A loop of known length has at most that many partials: a smaller tile and
-        # no halving steps in which no work-item has a partner.
+        # no steps in which no work-item has a partner.
         known = _constant_index(count)
         slots = w if known is None else max(1, min(known, w))
         valid = arith.minsi(count, c(w))
@@ -95,23 +101,14 @@ def reduce_as_tree(sharing, match: "SerialReduction") -> None:
     sharing.partitioned[op_of(fold)] = [Access(_root(match.view), False, ANY)]
     with loop.location, ir.InsertionPoint(loop):
         gpu.barrier()
-        half = 1
-        while half < slots:
-            half *= 2
-        half //= 2
-        while half >= 1:
-            partner = arith.addi(sharing.lid, c(half))
-            active = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, sharing.lid, c(half)),
-                                arith.cmpi(arith.CmpIPredicate.ult, partner, valid))
-            step_if = scf.IfOp(active)
-            with ir.InsertionPoint(step_if.then_block):
-                mine = memref.load(partials, [sharing.lid])
-                theirs = memref.load(partials, [partner])
-                memref.store(match.clone_combiner(mine, theirs), partials, [sharing.lid])
-                scf.YieldOp([])
-            sharing.partitioned[op_of(step_if)] = []
+        span = 1
+        while span < slots:
+            span *= 2
+        while span > 1:
+            fanout = TREE_FANOUT if span >= TREE_FANOUT else 2
+            span //= fanout
+            _tree_step(sharing, match, partials, valid, span, fanout)
             gpu.barrier()
-            half //= 2
         is_first = arith.cmpi(arith.CmpIPredicate.eq, sharing.lid, c(0))
         final = scf.IfOp(is_first)
         with ir.InsertionPoint(final.then_block):
@@ -123,6 +120,31 @@ def reduce_as_tree(sharing, match: "SerialReduction") -> None:
     sharing.record_single_section(final)
     sharing.partitioned[op_of(final)] = plain_accesses(final, SINGLE)
     loop.operation.erase()
+
+
+def _tree_step(sharing, match: "SerialReduction", partials, valid, span: int, fanout: int):
+    """partials[lid] <op>= partials[lid + k * span] for k < fanout, on the work-items
+    below `span` that hold a partial, each partner only where it holds one."""
+    index = ir.IndexType.get()
+    c = lambda v: arith.constant(index, v)  # noqa: E731
+    active = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, sharing.lid, c(span)),
+                        arith.cmpi(arith.CmpIPredicate.ult, sharing.lid, valid))
+    step_if = scf.IfOp(active)
+    with ir.InsertionPoint(step_if.then_block):
+        mine = memref.load(partials, [sharing.lid])
+        for k in range(1, fanout):
+            partner = arith.addi(sharing.lid, c(k * span))
+            has_partner = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, partner, valid),
+                                   [mine.type], has_else=True)
+            with ir.InsertionPoint(has_partner.then_block):
+                theirs = memref.load(partials, [partner])
+                scf.YieldOp([match.clone_combiner(mine, theirs)])
+            with ir.InsertionPoint(has_partner.else_block):
+                scf.YieldOp([mine])
+            mine = has_partner.results[0]
+        memref.store(mine, partials, [sharing.lid])
+        scf.YieldOp([])
+    sharing.partitioned[op_of(step_if)] = []
 
 
 # Associative and commutative: a tree may combine in any order.
