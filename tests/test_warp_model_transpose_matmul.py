@@ -108,3 +108,22 @@ def test_few_bank_conflicts(attention):
 def test_row_statistics_keep_the_work_items_busy(attention):
     assert attention["balance_max_over_mean"] <= 1.35, attention
     assert attention["lane_utilization"] >= 0.93, attention
+
+
+# --- Softmax (tutorial 02's kernel, a row of 256 per program) ---
+# Its two row reductions are `__local` trees on this target (no sub-groups) that fold
+# four partials per step (memref_stage/work_group_reductions.py): 17 barriers per group
+# where halving steps took 23; the warp model's one-group-per-row softmax reference
+# (measure_reference.py, rows of 1024) takes 19.
+SOFTMAX_REFERENCE_BARRIERS = 19
+
+
+@pytest.fixture(scope="module")
+def softmax(tmp_path_factory):
+    folders = warp_model.record_families(str(tmp_path_factory.mktemp("warp-model")),
+                                         {"softmax 64x256": "softmax"})
+    return warp_model.measure_recording(WMLIB, folders["softmax 64x256"])
+
+
+def test_softmax_barriers_at_most_the_reference(softmax):
+    assert softmax["barriers_per_group"] <= SOFTMAX_REFERENCE_BARRIERS, softmax
