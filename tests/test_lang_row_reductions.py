@@ -82,6 +82,7 @@ def _row_stats(rows, cols, block_rows, block_cols, num_warps, shape, seed=0):
     (16, 512, 16, 512, 4),     # 8 strips
     (8, 64, 8, 64, 8),         # 32 strips (256 work-items), 2 columns each
     (45, 50, 16, 64, 4),       # masked rows and columns, 3 programs
+    (8, 7, 8, 8, 8),           # 7 columns after the first: 2 strips (a power of two)
     (128, 32, 128, 32, 4),     # one row per work-item: nothing to split
 ])
 def test_float_row_statistics(rows, cols, block_rows, block_cols, num_warps, shape):
@@ -136,9 +137,10 @@ def test_gpu_form_has_no_race_under_oclgrind(tmp_path):
 
     with recording(str(tmp_path)):
         _row_stats(64, 32, 64, 32, 4, "gpu")
+        _row_stats(8, 7, 8, 8, 8, "gpu")
         _online_stats("gpu")
     paths = list_recordings(str(tmp_path))
-    assert len(paths) == 2, "the launches were not recorded"
+    assert len(paths) == 3, "the launches were not recorded"
     proc = subprocess.run([OCLGRIND, "--data-races", "--uninitialized", "--local-mem-size",
                            str(256 * 1024), sys.executable,
                            os.path.join(REPO_ROOT, "launcher", "replay.py"), *paths],

@@ -66,3 +66,28 @@ func.func @one_row_per_work_item(%tile: memref<128x31xf32>, %sum: memref<128xf32
   }
   return
 }
+// -----
+// 8 rows of 7 columns for 128 work-items: at most 3 strips of two columns, rounded
+// down to 2 (a power of two: a work-item's row and strip are a shift and a mask of its
+// id, not a division by 3).
+// CHECK-LABEL: func.func @odd_columns
+// CHECK:       memref.alloc() : memref<8x2xf32>
+// CHECK:       scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %c0{{.*}}) to (%c8{{.*}}, %c2{{.*}})
+func.func @odd_columns(%tile: memref<8x7xf32>, %acc: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %max = memref.alloc() : memref<8xf32>
+  scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+    scf.for %c = %c0 to %c7 step %c1 {
+      %v = memref.load %tile[%r, %c] : memref<8x7xf32>
+      %a = memref.load %max[%r] : memref<8xf32>
+      %m = arith.maximumf %a, %v : f32
+      memref.store %m, %max[%r] : memref<8xf32>
+    }
+    scf.reduce
+  }
+  memref.copy %max, %acc : memref<8xf32> to memref<8xf32>
+  return
+}

@@ -59,8 +59,10 @@ def split_row_reductions(block: ir.Block, work_items: int) -> None:
 
 def _strips(match: RowReduction, work_items: int) -> int:
     """Strips per row: as many as the work-group has work-items per row, each of at
-    least two columns."""
-    return min(work_items // match.row_count, match.column_count // 2)
+    least two columns, rounded down to a power of two (a work-item's row and strip are
+    then a shift and a mask of its id, not a division)."""
+    most = min(work_items // match.row_count, match.column_count // 2)
+    return 1 << (most.bit_length() - 1) if most >= 1 else 0
 
 
 def _row_reductions(block: ir.Block, work_items: int) -> list:
