@@ -60,12 +60,12 @@ def triton_on_cpu(**settings):
         torch._dynamo.reset()
 
 
-def _compare(fn, *args, atol=1e-5, rtol=1e-5, **compile_kwargs):
+def _compare(fn, *args, atol=1e-5, rtol=1e-5, equal_nan=False, **compile_kwargs):
     """Runs fn compiled and eager on the same inputs; returns the compiled result."""
     expected = fn(*args)
     with triton_on_cpu():
         got = torch.compile(fn, **compile_kwargs)(*args)
-    torch.testing.assert_close(got, expected, atol=atol, rtol=rtol)
+    torch.testing.assert_close(got, expected, atol=atol, rtol=rtol, equal_nan=equal_nan)
     return got
 
 
@@ -247,6 +247,23 @@ def _statistics(x):
 def test_var_mean_logsumexp_argmax():
     torch.manual_seed(0)
     _compare(_statistics, torch.randn(33, 70), atol=1e-5, rtol=1e-5)
+
+
+def _arg_extremes(x):
+    values, indices = torch.max(x, dim=1)
+    return x.argmax(dim=1), x.argmin(dim=1), values, indices, x.argmax(dim=0)
+
+
+def test_argmax_argmin_with_nans():
+    """torch's argmax/argmin take a NaN as the extreme (the first NaN's index), and so
+    does the combine Inductor writes (triton_helpers.maximum_with_index tests `a != a`):
+    its NaNs must not be skipped as Triton's own tl.argmax's are."""
+    torch.manual_seed(0)
+    x = torch.randn(40, 300)
+    x[3, 100] = x[5, 0] = x[9, 200] = x[9, 250] = x[11, 299] = float("nan")
+    x[7, :] = float("nan")
+    x[20:, 17] = float("nan")
+    _compare(_arg_extremes, x, equal_nan=True)
 
 
 def _scans(x):

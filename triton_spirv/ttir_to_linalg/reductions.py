@@ -232,11 +232,19 @@ def _is_arg_min_max(combine: ir.Block) -> bool:
     if selects[1].operands[0] != condition:
         return False
     picks = [list(s.operands)[1:] for s in selects]
-    if picks != [[args[0], args[2]], [args[1], args[3]]]:
+    if picks != [[args[0], args[2]], [args[1], args[3]]] or _tests_nan(combine):
         return False
     return any(o.name == "arith.cmpf"
                and ir.IntegerAttr(o.attributes["predicate"]).value in (_CMPF_OGT, _CMPF_OLT)
                and list(o.operands) == [args[0], args[2]]
+               for o in (op.operation for op in combine.operations))
+
+
+def _tests_nan(combine: ir.Block) -> bool:
+    """Whether the combine decides about NaNs itself (a `cmpf` of a value with itself:
+    Inductor's maximum_with_index / minimum_with_index, where a NaN wins as in torch's
+    argmax): then it is the semantics, not Triton's argmax, whose NaNs are skipped."""
+    return any(o.name == "arith.cmpf" and o.operands[0] == o.operands[1]
                for o in (op.operation for op in combine.operations))
 
 
