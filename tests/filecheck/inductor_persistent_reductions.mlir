@@ -198,3 +198,60 @@ module {
     tt.return
   }
 }
+// -----
+
+// argmax (x.argmax(-1)): Inductor's maximum_with_index combine of (value, index) pairs, a
+// NaN the greatest and ties to the smaller index (a total order), runs in 16 lanes of
+// pairs like the sums above (ttir_to_linalg/reductions.py, _lane_pair_combine), its
+// NaN tests kept (not the NaN skipping of Triton's own tl.argmax).
+// CHECK-LABEL: func.func @triton_per_fused_argmax_0
+// CHECK:       memref<8x63x16xf32
+// CHECK:       memref<8x63x16xi32
+// CHECK:       arith.cmpf une
+// CHECK:       scf.for {{.*}} = %c0 to %c15 step %c1
+module {
+  tt.func public @triton_per_fused_argmax_0(%in_ptr0: !tt.ptr<f32>, %out_ptr0: !tt.ptr<i64> {tt.divisibility = 16 : i32}, %xnumel: i32 {tt.divisibility = 16 : i32}, %r0_numel: i32 {tt.divisibility = 16 : i32}) attributes {noinline = false} {
+    %true = arith.constant true
+    %tmp0 = arith.constant dense<1024> : tensor<8x1xi32>
+    %xoffset = arith.constant 8 : i32
+    %xoffset_0 = tt.get_program_id x : i32
+    %xoffset_1 = arith.muli %xoffset_0, %xoffset : i32
+    %xindex = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %xindex_2 = tt.expand_dims %xindex {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+    %xindex_3 = tt.splat %xoffset_1 : i32 -> tensor<8x1xi32>
+    %xindex_4 = arith.addi %xindex_3, %xindex_2 : tensor<8x1xi32>
+    %r0_index = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+    %r0_index_5 = tt.expand_dims %r0_index {axis = 0 : i32} : tensor<1024xi32> -> tensor<1x1024xi32>
+    %tmp0_6 = arith.muli %xindex_4, %tmp0 : tensor<8x1xi32>
+    %tmp0_7 = tt.broadcast %r0_index_5 : tensor<1x1024xi32> -> tensor<8x1024xi32>
+    %tmp0_8 = tt.broadcast %tmp0_6 : tensor<8x1xi32> -> tensor<8x1024xi32>
+    %tmp0_9 = arith.addi %tmp0_7, %tmp0_8 : tensor<8x1024xi32>
+    %tmp0_10 = tt.splat %in_ptr0 : !tt.ptr<f32> -> tensor<8x1024x!tt.ptr<f32>>
+    %tmp0_11 = tt.addptr %tmp0_10, %tmp0_9 : tensor<8x1024x!tt.ptr<f32>>, tensor<8x1024xi32>
+    %tmp0_12 = tt.load %tmp0_11 {cachePolicy = #tt.cache_policy<cache_modifier = none, eviction_policy = evict_first>} : tensor<8x1024x!tt.ptr<f32>>
+    %0:2 = "tt.reduce"(%tmp0_12, %tmp0_7) <{axis = 1 : i32}> ({
+    ^bb0(%arg4: f32, %arg5: i32, %arg6: f32, %arg7: i32):
+      %mask = arith.cmpf ogt, %arg4, %arg6 : f32
+      %equal = arith.cmpf oeq, %arg4, %arg6 : f32
+      %a_isnan = arith.cmpf une, %arg4, %arg4 : f32
+      %b_isnan = arith.cmpf une, %arg6, %arg6 : f32
+      %mask_13 = arith.xori %b_isnan, %true : i1
+      %mask_14 = arith.andi %a_isnan, %mask_13 : i1
+      %mask_15 = arith.ori %mask, %mask_14 : i1
+      %equal_16 = arith.andi %a_isnan, %b_isnan : i1
+      %equal_17 = arith.ori %equal, %equal_16 : i1
+      %mask_18 = arith.cmpi slt, %arg5, %arg7 : i32
+      %mask_19 = arith.andi %equal_17, %mask_18 : i1
+      %mask_20 = arith.ori %mask_15, %mask_19 : i1
+      %4 = arith.select %mask_20, %arg4, %arg6 : f32
+      %5 = arith.select %mask_20, %arg5, %arg7 : i32
+      tt.reduce.return %4, %5 : f32, i32
+    }) : (tensor<8x1024xf32>, tensor<8x1024xi32>) -> (tensor<8xf32>, tensor<8xi32>)
+    %tmp2 = tt.expand_dims %0#1 {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+    %1 = tt.splat %out_ptr0 : !tt.ptr<i64> -> tensor<8x1x!tt.ptr<i64>>
+    %2 = tt.addptr %1, %xindex_4 : tensor<8x1x!tt.ptr<i64>>, tensor<8x1xi32>
+    %3 = arith.extsi %tmp2 : tensor<8x1xi32> to tensor<8x1xi64>
+    tt.store %2, %3 : tensor<8x1x!tt.ptr<i64>>
+    tt.return
+  }
+}

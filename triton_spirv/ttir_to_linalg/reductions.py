@@ -95,21 +95,101 @@ def _where_extreme(combine: ir.Block) -> str | None:
     return found if compare.name == "arith.cmpf" and nan_test and joined else None
 
 
-def _reduce_in_lanes(conv, op, value: ir.Value, axis: int, single: str | None) -> ir.Value:
-    """`value` [..., n] -> [..., LANES]: lane l combines elements l, l + LANES, ...
+def _reduce_in_lanes(conv, op, values: list, axis: int, single: str | None) -> list:
+    """`values` [..., n] -> [..., LANES]: lane l combines elements l, l + LANES, ...
 
     A sequential reduction is one long dependency chain through the accumulator; in
     lanes the inner loop runs over LANES independent accumulators, which the OpenCL
     compiler vectorizes. The caller then reduces the lanes as usual."""
-    shape = b.shape_of(value.type)
+    shape = b.shape_of(values[0].type)
     rows = shape[axis] // LANES
     split = shape[:axis] + [rows, LANES]
     reassociation = [[d] for d in range(axis)] + [[axis, axis + 1]]
-    split_type = ir.RankedTensorType.get(split, b.element_type(value.type))
-    rowed = tensor.ExpandShapeOp(split_type, value, reassociation, [], split).result
-    first = _slice_along(rowed, axis, 0, 1, drop=True)
-    rest = _slice_along(rowed, axis, 1, rows - 1, drop=False)
-    return _reduce_into(conv, op, [rest], [first], axis, len(split), single)[0]
+    firsts, rests = [], []
+    for value in values:
+        split_type = ir.RankedTensorType.get(split, b.element_type(value.type))
+        rowed = tensor.ExpandShapeOp(split_type, value, reassociation, [], split).result
+        firsts.append(_slice_along(rowed, axis, 0, 1, drop=True))
+        rests.append(_slice_along(rowed, axis, 1, rows - 1, drop=False))
+    return _reduce_into(conv, op, rests, firsts, axis, len(split), single)
+
+
+def _lane_pair_combine(op, inputs, axis) -> bool:
+    """Whether `op` reduces (value, index) pairs along their last, contiguous axis (a
+    multiple of LANES long, at least two rows of lanes) by picking the greater (or
+    lesser) pair with ties broken toward the smaller index: a total order, so the pairs
+    may regroup into lanes (tl.argmax's tie_break_left combine, Inductor's
+    maximum_with_index / minimum_with_index)."""
+    if len(inputs) != 2:
+        return False
+    shape = b.shape_of(inputs[0].type)
+    if axis != len(shape) - 1 or shape[axis] % LANES or shape[axis] < 2 * LANES:
+        return False
+    combine = op.regions[0].blocks[0]
+    args = list(combine.arguments)
+    results = list(list(combine.operations)[-1].operands)
+    selects = [r.owner for r in results if not isinstance(r, ir.BlockArgument)]
+    if len(args) != 4 or len(selects) != 2 or \
+            any(s.operation.name != "arith.select" for s in selects) or \
+            selects[0].operands[0] != selects[1].operands[0] or \
+            [list(s.operands)[1:] for s in selects] != [[args[0], args[2]], [args[1], args[3]]]:
+        return False
+    return _index_tie_broken(selects[0].operands[0], args)
+
+
+def _index_tie_broken(condition: ir.Value, args: list) -> bool:
+    """`condition` = `greater | (equal & index_a < index_b)`, where `greater` and
+    `equal` compare the values a, b (with NaN tests of a and b alone besides)."""
+    top = condition.owner
+    if isinstance(condition, ir.BlockArgument) or top.name != "arith.ori":
+        return False
+    for greater, tie in (top.operands, reversed(list(top.operands))):
+        tie_op = tie.owner if not isinstance(tie, ir.BlockArgument) else None
+        if tie_op is None or tie_op.name != "arith.andi":
+            continue
+        for equal, before in (tie_op.operands, reversed(list(tie_op.operands))):
+            if _compares(before, "arith.cmpi", (2, 6), [args[1], args[3]]) and \
+                    _value_test(equal, args, (1,)) and _value_test(greater, args, (2, 4, 9, 11)):
+                return True
+    return False
+
+
+def _compares(value: ir.Value, name: str, predicates: tuple, operands: list) -> bool:
+    op = None if isinstance(value, ir.BlockArgument) else value.owner
+    return op is not None and op.name == name and list(op.operands) == operands and \
+        ir.IntegerAttr(op.attributes["predicate"]).value in predicates
+
+
+def _value_test(value: ir.Value, args: list, predicates: tuple) -> bool:
+    """`value` is `cmpf <predicate> a, b`, alone or or-ed with an and of NaN tests of
+    a and b (`a != a`, `b != b`, their negations)."""
+    if _compares(value, "arith.cmpf", predicates, [args[0], args[2]]) or \
+            _compares(value, "arith.cmpi", _INT_PREDICATES.get(predicates, ()), [args[0], args[2]]):
+        return True
+    op = None if isinstance(value, ir.BlockArgument) else value.owner
+    if op is None or op.name != "arith.ori":
+        return False
+    left, right = op.operands
+    return (_value_test(left, args, predicates) and _nan_tests(right, args)) or \
+        (_value_test(right, args, predicates) and _nan_tests(left, args))
+
+
+# arith.cmpf predicates of the value comparisons: oeq; ogt, olt, ugt, ult. Their
+# arith.cmpi counterparts on integer values: eq; slt, sgt, ult, ugt.
+_INT_PREDICATES = {(1,): (0,), (2, 4, 9, 11): (2, 4, 6, 8)}
+
+
+def _nan_tests(value: ir.Value, args: list) -> bool:
+    """An and/xor tree over `a != a`, `b != b` and constants."""
+    if isinstance(value, ir.BlockArgument):
+        return False
+    op = value.owner
+    if op.name == "arith.constant":
+        return True
+    if op.name == "arith.cmpf":
+        return list(op.operands) in ([args[0], args[0]], [args[2], args[2]])
+    return op.name in ("arith.andi", "arith.xori") and \
+        all(_nan_tests(v, args) for v in op.operands)
 
 
 # Bitwise combines of i1s (Inductor's `any`/`all`, triton_helpers' `a | b`), which
@@ -148,7 +228,9 @@ def reduce(conv, op):
         if single is not None:
             with op.location:
                 inputs = [_retyped(inputs[0], ir.IntegerType.get_signless(8))]
-        inputs = [_reduce_in_lanes(conv, op, inputs[0], axis, single)]
+        inputs = _reduce_in_lanes(conv, op, inputs, axis, single)
+    elif conv.lane_reductions and _lane_pair_combine(op, inputs, axis):
+        inputs = _reduce_in_lanes(conv, op, inputs, axis, None)
     shape = b.shape_of(inputs[0].type)
     rank = len(shape)
     out_shape = [s for d, s in enumerate(shape) if d != axis]
