@@ -53,6 +53,10 @@ def softmax_scaled(x):
     return torch.softmax(x * 0.5, -1)
 
 
+def argmax_rows(x):
+    return x.argmax(-1)
+
+
 class TransformerBlock(nn.Module):
     """Pre-norm block: causal multi-head self-attention, then a GELU MLP."""
 
@@ -116,6 +120,8 @@ def _elementwise_cases(quick: bool) -> list[ModelCase]:
                   lambda compile: functools.partial(compile(gelu_layer_norm), x, weight, bias)),
         ModelCase(f"softmax(x*0.5) {rows}x{cols}", lambda: softmax_scaled(y),
                   lambda compile: functools.partial(compile(softmax_scaled), y), 1e-5, 1e-4),
+        ModelCase(f"argmax(x, -1) {rows}x{cols}", lambda: argmax_rows(y),
+                  lambda compile: functools.partial(compile(argmax_rows), y), 0, 0),
     ]
 
 
@@ -264,5 +270,5 @@ def _suite_case(index: int):
 
 # run.py's cases, in model_cases' order.
 CASES = {name: _suite_case(index) for index, name in enumerate(
-    ("compiled_gelu_layer_norm", "compiled_softmax", "compiled_transformer_block",
-     "compiled_mlp_train_step"))}
+    ("compiled_gelu_layer_norm", "compiled_softmax", "compiled_argmax",
+     "compiled_transformer_block", "compiled_mlp_train_step"))}
