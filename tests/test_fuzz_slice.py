@@ -15,6 +15,8 @@ import shutil
 
 import numpy as np
 import pytest
+import triton
+import triton.language as tl
 
 from tests.fuzz.generator import ALL_FEATURES, generate
 from tests.fuzz.reduce import reduce_with
@@ -115,3 +117,30 @@ def test_reference_rounds_like_compiled_triton():
     assert got[:3].tolist() == [0.5, 448.0, -0.3125] and got[3].isnan()
     bf16 = interpreter._convert_float(np.array([1.00390625 + 2**-9], np.float32), tl.float32, tl.bfloat16, None)
     assert torch.from_numpy(bf16.view(np.int16)).view(torch.bfloat16).item() == 1.0078125  # nearest, not truncated
+
+
+@triton.jit
+def _divided_program_ids(x_ptr, out_ptr, groups, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + (pid // groups) * 100 + pid % groups)
+
+
+@pytest.mark.skipif(shutil.which("oclgrind") is None, reason="oclgrind is not installed")
+def test_oclgrind_replay_of_a_runtime_division_and_remainder(tmp_path):
+    """Oclgrind's uninitialized-value checker stops at the `freeze` its compiler makes of
+    `pid // groups` and `pid % groups`: the replay runs again with the race checks alone
+    instead of reporting the checker's limit as a finding."""
+    import torch
+
+    from launcher.replay import recording
+    from tests.fuzz.run import oclgrind_check
+
+    x = torch.arange(4 * 32, dtype=torch.float32)
+    out = torch.zeros_like(x)
+    with recording(str(tmp_path)):
+        _divided_program_ids[(4,)](x, out, 3, BLOCK=32)
+    pid = torch.arange(4).repeat_interleave(32)
+    assert torch.equal(out, x + (pid // 3) * 100 + pid % 3)
+    outcome = oclgrind_check("oclgrind-cpu", str(tmp_path), 600)
+    assert outcome.kind == "ok", outcome
