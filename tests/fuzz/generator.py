@@ -139,6 +139,23 @@ class Program:
         return Program(self.seed, dict(self.sizes), self.inputs, self.outputs, replaced, dict(self.scalars))
 
 
+# The index operand of a pair reduction along an axis of a value of a kind.
+_PAIR_INDEX = {("2d", 1): "tl.broadcast_to(tl.arange(0, BN)[None, :], (BM, BN))",
+               ("2d", 0): "tl.broadcast_to(tl.arange(0, BM)[:, None], (BM, BN))",
+               ("m", 0): "tl.arange(0, BM)", ("n", 0): "tl.arange(0, BN)"}
+
+
+def _pair_reduce(op: str, kind: str, arg: str, with_nans: bool) -> str:
+    """An arg reduction written as Inductor writes it: tl.reduce of (value, index) pairs
+    by its NaN-aware combine; with NaNs put where the value exceeds 0.5 (its exact
+    values keep the pattern the same everywhere)."""
+    axis = int(arg.split("=")[1]) if arg else 0
+    value = "tl.where({0} > 0.5, float(\"nan\"), {0})" if with_nans else "{0}"
+    combine = "_max_with_index" if op == "argmax" else "_min_with_index"
+    return (f"tl.reduce(({value}, {_PAIR_INDEX[(kind, axis)]}), {axis}, {combine})[1]"
+            ".to(tl.int32)")
+
+
 def _full(v):
     return f"tl.full({SHAPE[v.kind]}, 1, {TL_DTYPE[v.dtype]})"
 
@@ -150,6 +167,24 @@ import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
+
+
+@triton.jit
+def _max_with_index(a, ia, b, ib):
+    """Inductor's maximum_with_index: a NaN is the greatest, ties to the smaller index."""
+    mask = (a > b) | ((a != a) & (b == b))
+    equal = (a == b) | ((a != a) & (b != b))
+    mask = mask | (equal & (ia < ib))
+    return tl.where(mask, a, b), tl.where(mask, ia, ib)
+
+
+@triton.jit
+def _min_with_index(a, ia, b, ib):
+    """Inductor's minimum_with_index: a NaN is the least, ties to the smaller index."""
+    mask = (a < b) | ((a != a) & (b == b))
+    equal = (a == b) | ((a != a) & (b != b))
+    mask = mask | (equal & (ia < ib))
+    return tl.where(mask, a, b), tl.where(mask, ia, ib)
 '''
 
 # The reference is Triton's interpreter with what tests/fuzz/reference.py adds.
@@ -189,6 +224,9 @@ class Generator:
 
     def __init__(self, seed, features=None):
         self.r = random.Random(seed)
+        # Choices added later draw from their own stream, so that the programs of
+        # earlier seeds (the CI slice's, the findings') stay what they were otherwise.
+        self.extra = random.Random(seed * 7919 + 1)
         self.seed = seed
         self.allowed = set(features) if features is not None else set(ALL_FEATURES)
         self.values = []
@@ -487,6 +525,13 @@ class Generator:
                 dtype = "int32"
         else:
             dtype = a.dtype
+        pair = self.extra.random() < 0.2 and a.exact and is_float(a.dtype)
+        pair_op, with_nans = self.extra.choice(["argmax", "argmin"]), self.extra.random() < 0.5
+        if pair:
+            if a.kind == "2d" and not arg:
+                kind, arg = "m", ", axis=1"
+            return self.emit(_pair_reduce(pair_op, a.kind, arg, with_nans), [a], kind, "int32",
+                             exact=True, features=["reduce"])
         expr = f"tl.{op}({{0}}{arg}).to({TL_DTYPE[dtype]})"
         exact = a.exact and (op != "sum" or is_int(a.dtype))
         return self.emit(expr, [a], kind, dtype, exact=exact, features=["reduce"])
