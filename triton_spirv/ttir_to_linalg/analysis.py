@@ -116,9 +116,12 @@ def full_box(rank: int) -> Box:
 def box_from_compare(predicate: int, lhs: AffineIndex, rhs: AffineIndex) -> Optional[Box]:
     """The box of `lhs <pred> rhs` when one side varies along a single dim with stride 1.
 
-    Unsigned predicates are read as signed: offsets and bounds of Triton masks are
-    non-negative, where both agree.
+    Signed predicates only: an unsigned one reads a negative side as a large value
+    (`(rn - 5).to(tl.uint32) < 3` is false at rn = 0), which no interval of a signed
+    index holds.
     """
+    if predicate in (ULT, ULE, UGT, UGE):
+        return None
     if is_uniform(lhs) and not is_uniform(rhs):
         if predicate not in _SWAPPED:
             return None

@@ -473,7 +473,9 @@ class KernelConverter:
                                 box=self._box_of_result(op, operands, rank)))
 
     def _affine_of_result(self, op, operands, rank):
-        if op.name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+        # Sign extension keeps every value; a truncation wraps the ones that do not fit
+        # and a zero extension makes the negative ones large: no longer the same line.
+        if op.name in ("arith.extsi", "arith.index_cast"):
             return operands[0].affine
         if len(operands) != 2 or not b.is_integer(b.element_type(op.results[0].type)):
             return None
