@@ -346,15 +346,8 @@ def _is_uniform_loop(op) -> bool:
 def _work_item_branch_since_barrier(loop) -> bool:
     """Whether an op holding a branch on the work-item comes between the last barrier
     of `loop`'s block (or the block's start) and `loop`."""
-    seen = False
-    for op in op_of(loop).block.operations:
-        if op_of(op) == op_of(loop):
-            break
-        if op.operation.name == "gpu.barrier":
-            seen = False
-        elif op.regions and holds(op, _branches_on_work_item):
-            seen = True
-    return seen
+    return _since_last_barrier(loop, lambda op: bool(op.regions) and
+                               holds(op, _branches_on_work_item))
 
 
 def _branches_on_work_item(op) -> bool:
@@ -496,13 +489,19 @@ def _double_barriers(block: ir.Block) -> None:
 def _branch_since_barrier(loop) -> bool:
     """Whether an `scf.if` comes between the last barrier of `loop`'s block (or the
     block's start) and `loop` (distributed loops there are compiled right)."""
+    return _since_last_barrier(loop, lambda op: op.operation.name == "scf.if")
+
+
+def _since_last_barrier(loop, matches) -> bool:
+    """Whether an op for which `matches` holds comes between the last barrier of
+    `loop`'s block (or the block's start) and `loop`."""
     seen = False
     for op in op_of(loop).block.operations:
         if op_of(op) == op_of(loop):
             break
         if op.operation.name == "gpu.barrier":
             seen = False
-        elif op.operation.name == "scf.if":
+        elif matches(op):
             seen = True
     return seen
 

@@ -139,7 +139,11 @@ def _split(match: ColumnReduction, strips: int) -> None:
         gpu.barrier()
         valid = arith.minsi(arith.subi(ub, lb), c(strips))
         loop.operands[0], loop.operands[1] = c(0), valid
-    old = match.view_load
+    load_from_partials(match.view_load, partials)
+
+
+def load_from_partials(old, partials) -> None:
+    """The folding loop's load of the view becomes the same load of the partials."""
     with old.location, ir.InsertionPoint(old):
         if old.name == "vector.load":
             new = vector.load(old.results[0].type, partials, list(old.operands)[1:])

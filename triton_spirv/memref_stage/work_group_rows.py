@@ -31,7 +31,7 @@ from mlir.dialects import arith, memref, scf
 
 from ..ir_helpers import root_buffer
 from .affine_nests import body_ops, constant_index
-from .work_group_columns import COMBINERS, is_tile, scalar_combiner
+from .work_group_columns import COMBINERS, is_tile, load_from_partials, scalar_combiner
 
 _STORES = ("memref.store",)
 
@@ -159,11 +159,7 @@ def _split(match: RowReduction, strips: int) -> None:
     # The columns loop now folds the row's partials into the accumulator.
     with rows.location, ir.InsertionPoint(rows):
         columns.operands[0], columns.operands[1] = c(0), c(strips)
-    old = match.view_load
-    with old.location, ir.InsertionPoint(old):
-        new = memref.load(partials, list(old.operands)[1:])
-    old.results[0].replace_all_uses_with(new)
-    old.operation.erase()
+    load_from_partials(match.view_load, partials)
 
 
 def _strip_fold(match, view, row, first, end, stride, partials, strip) -> None:
