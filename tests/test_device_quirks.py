@@ -81,7 +81,7 @@ def test_pocl_has_its_quirks_and_other_runtimes_none():
     assert set(device_quirks("pocl", "3.1")) == pocl
     assert device_quirks("intel-r", "2026.22.10.0.01-160000") == (
         "fneg_across_barrier", "i8_private_arrays", "private_zero_tiles_in_gpu_spirv",
-        "not_then_integer_max", "barrier_in_fill_branch")
+        "not_then_integer_max", "byte_accumulators_in_loops", "barrier_in_fill_branch")
     assert device_quirks("nvidia", "550.54") == ()
 
 

@@ -457,3 +457,140 @@ def test_barrier_in_fill_branch(program, quirk_off, monkeypatch):
         assert child.returncode != 0 and expected not in child.stdout, child.stdout
     else:
         assert expected in child.stdout, child.stdout + child.stderr[-3000:]
+
+
+# ---------------------------------------------------------------------------------------
+# byte_accumulators_in_loops: a loop folding rows of an i8 tile into an i8 accumulator 8
+# columns wide (Intel 2026.22.10: its backend dies, "Cannot emit physreg copy
+# instruction"; found by the fuzzer, seed 60672: tl.xor_sum(x, axis=0) of a uint8 tile).
+
+BYTE_ACCUMULATOR = """
+__kernel void k(__global const uchar* x, __global int* o) {
+  __local uchar t[16 * 8];
+  __local ACCUMULATOR acc[8];
+  for (long i = 0; i < 128; ++i) t[i] = x[i];
+  for (long j = 0; j < 8; ++j) acc[j] = t[j];
+  for (long i = 0; i < 15; ++i)
+    for (long j = 0; j < 8; ++j)
+      acc[j] = acc[j] ^ (ACCUMULATOR)t[8 + i * 8 + j];
+  for (long j = 0; j < 8; ++j) o[j] = (int)(uchar)acc[j];
+}
+"""
+_RUN_BYTE_ACCUMULATOR = """
+import sys, numpy as np, pyopencl as cl
+platform = [p for p in cl.get_platforms() if p.name == sys.argv[1]][0]
+context = cl.Context(platform.get_devices()); queue = cl.CommandQueue(context)
+program = cl.Program(context, sys.argv[2]).build(options=sys.argv[3:])
+flags = cl.mem_flags
+x = (np.arange(128) * 37 % 251).astype(np.uint8)
+out = np.zeros(8, np.int32)
+out_buffer = cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=out)
+program.k(queue, (1,), (1,), cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=x),
+          out_buffer)
+cl.enqueue_copy(queue, out, out_buffer); queue.finish()
+print("OUT", out.tolist())
+"""
+
+
+def _byte_accumulator_expected() -> str:
+    x = (np.arange(128) * 37 % 251).astype(np.uint8).reshape(16, 8)
+    return "OUT " + str(np.bitwise_xor.reduce(x, axis=0).astype(np.int32).tolist())
+
+
+def _reduced_byte_accumulator(platform, accumulator: str, *options) -> subprocess.CompletedProcess:
+    """The reduced OpenCL C in a child process (Intel's backend dies on it)."""
+    source = BYTE_ACCUMULATOR.replace("ACCUMULATOR", accumulator)
+    return subprocess.run([sys.executable, "-c", _RUN_BYTE_ACCUMULATOR, platform.name, source,
+                           *options], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("platform", _platforms())
+def test_byte_accumulators_reduced(platform):
+    """An int accumulator (the quirk's form), and a byte one unoptimized: right
+    everywhere. A byte accumulator, optimized: the build dies where the quirk applies (a
+    release that builds it gets `fixed_in`), right elsewhere."""
+    expected = _byte_accumulator_expected()
+    for accumulator, options in (("uint", ()), ("uchar", ("-cl-opt-disable",))):
+        child = _reduced_byte_accumulator(platform, accumulator, *options)
+        assert expected in child.stdout, child.stdout + child.stderr[-2000:]
+    plain = _reduced_byte_accumulator(platform, "uchar")
+    if _has_quirk(platform, "byte_accumulators_in_loops"):
+        assert plain.returncode != 0 and expected not in plain.stdout, plain.stdout
+    else:
+        assert expected in plain.stdout, plain.stdout + plain.stderr[-2000:]
+
+
+@triton.jit
+def _xor_combine(a, b):
+    return a ^ b
+
+
+@triton.jit
+def _or_combine(a, b):
+    return a | b
+
+
+@triton.jit
+def _add_combine(a, b):
+    return a + b
+
+
+@triton.jit
+def column_fold(x_ptr, o_ptr, R: tl.constexpr, C: tl.constexpr, COMBINE: tl.constexpr):
+    rows = tl.arange(0, R)
+    columns = tl.arange(0, C)
+    x = tl.load(x_ptr + rows[:, None] * C + columns[None, :])
+    if COMBINE == "xor":
+        folded = tl.reduce(x, 0, _xor_combine)
+    elif COMBINE == "or":
+        folded = tl.reduce(x, 0, _or_combine)
+    else:
+        folded = tl.reduce(x, 0, _add_combine)
+    tl.store(o_ptr + columns, folded)
+
+
+def _column_fold_expected(x: torch.Tensor, combine: str) -> torch.Tensor:
+    folded = x[0].clone()
+    for row in x[1:]:
+        folded = folded ^ row if combine == "xor" else folded | row if combine == "or" else folded + row
+    return folded
+
+
+@pytest.mark.parametrize("combine", ["xor", "or", "add"])
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+@pytest.mark.parametrize("rows, columns", [(16, 8), (32, 8), (16, 16), (4, 8)])
+def test_byte_column_folds(combine, dtype, rows, columns):
+    """Byte column reductions (the fuzzer's seed 60672 among them) on the device in use,
+    against torch, wrapping sums included."""
+    generator = torch.Generator().manual_seed(rows * columns)
+    x = torch.randint(-128 if dtype == torch.int8 else 0, 128 if dtype == torch.int8 else 256,
+                      (rows, columns), generator=generator, dtype=torch.int32).to(dtype)
+    out = torch.zeros(columns, dtype=dtype)
+    column_fold[(1,)](x, out, rows, columns, combine)
+    assert torch.equal(out, _column_fold_expected(x, combine)), (out, _column_fold_expected(x, combine))
+
+
+_RUN_COLUMN_FOLD = """
+import sys, torch
+sys.path[:0] = [sys.argv[1]]
+from tests.test_intel_quirks import column_fold, _column_fold_expected
+x = (torch.arange(128) * 37 % 251).to(torch.uint8).reshape(16, 8)
+out = torch.zeros(8, dtype=torch.uint8)
+column_fold[(1,)](x, out, 16, 8, "xor")
+print("RIGHT" if torch.equal(out, _column_fold_expected(x, "xor")) else f"WRONG {out}")
+"""
+
+
+def test_byte_column_fold_without_the_quirk(monkeypatch):
+    """With the quirk turned off the fuzzer's kernel (CPU shape, where it was found)
+    kills the process where the quirk applies (the build dies), and computes right
+    elsewhere: the workaround is what keeps it alive."""
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    monkeypatch.delenv("TRITON_SPIRV_PROGRAM", raising=False)
+    env = dict(os.environ, TRITON_SPIRV_QUIRKS_OFF="byte_accumulators_in_loops")
+    child = subprocess.run([sys.executable, "-c", _RUN_COLUMN_FOLD, REPO_ROOT], capture_output=True,
+                           text=True, timeout=300, env=env)
+    if resolve_target().has_quirk("byte_accumulators_in_loops"):
+        assert child.returncode != 0 and "RIGHT" not in child.stdout, child.stdout
+    else:
+        assert "RIGHT" in child.stdout, child.stdout + child.stderr[-3000:]

@@ -286,6 +286,14 @@ _INTEL_QUIRKS = (
           "such kernels are built from OpenCL C with -cl-opt-disable "
           "(memref_stage/unoptimized_builds.py)",
           "tests/test_intel_quirks.py::test_not_then_max"),
+    Quirk("byte_accumulators_in_loops", "intel-r", None,
+          "its backend dies (Cannot emit physreg copy instruction, killing the process) "
+          "on a loop folding rows of an i8 tile into an i8 accumulator 8 columns wide "
+          "with ^, | or + (tl.xor_sum(x, axis=0) of a uint8 16x8 tile); an int "
+          "accumulator and -cl-opt-disable build",
+          "byte reductions whose combines keep low bits (add, sub, mul, and, or, xor) "
+          "fold in i32 and truncate once (memref_stage/byte_accumulators.py)",
+          "tests/test_intel_quirks.py::test_byte_accumulators_reduced"),
     Quirk("barrier_in_fill_branch", "intel-r", None,
           "its compiler crashes (SIGSEGV in its pass sycl-kernel-reduce-cross-barrier-"
           "values, killing the process) on a value a work-item keeps across barriers at "

@@ -28,6 +28,7 @@ from .block_ownership import align_to_blocks
 from .branch_barrier_splitting import split_barrier_branches
 from .copy_lowering import lower_copies_once
 from .branch_tiles import share_branch_tiles
+from .byte_accumulators import widen_byte_accumulators
 from .elementwise_vectors import vectorize_elementwise, vectorize_elementwise_per_work_item
 from .fill_forwarding import forward_fills
 from .in_place_updates import update_in_place
@@ -216,6 +217,8 @@ WORK_GROUP_SHARING = (
 )
 
 # Order matters:
+# - a quirk's widened byte reductions (byte_accumulators.py), on tensors, so that
+#   bufferization makes their accumulators i32 buffers;
 # - fuse elementwise producers into consumers while still on tensors, so one loop nest
 #   computes a whole chain of elementwise TTIR ops; named ops (tt.dot's linalg.contract,
 #   transposes) are generalized only afterwards, so nothing is fused into a contraction,
@@ -242,6 +245,8 @@ WORK_GROUP_SHARING = (
 PASSES = (
     upstream("canonicalize"),
     upstream("cse"),
+    Pass("byte-accumulators", _module_rewrite(widen_byte_accumulators),
+         lambda config: config.has_quirk("byte_accumulators_in_loops")),
     upstream("linalg-fuse-elementwise-ops"),
     upstream("linalg-generalize-named-ops"),
     upstream("canonicalize"),
