@@ -30,6 +30,8 @@ import sys
 from collections import defaultdict
 
 import pytest
+import torch
+import torch.nn.functional as F
 
 from reliability_kernels import CASES
 
@@ -271,3 +273,52 @@ def test_single_work_item_async_copy_needs_the_barrier(tmp_path):
     assert any("data race" in m for m in diagnostics["nosync"]), diagnostics
     results, diagnostics, _env = run_under_oclgrind([path])
     assert results["nosync"]["ok"] and not diagnostics["nosync"], (results, diagnostics)
+
+
+# ---------------------------------------------------------------------------------------
+# Kernels Inductor writes (torch.compile with cpu_backend="triton"), small enough to
+# simulate: a persistent softmax (torch's safe softmax: scale, any-nonfinite, two maxima,
+# exp, sum), layer norm then gelu, argmax (Inductor's NaN-aware pair combine), a cumsum,
+# and a sum over rows too long for one block (a looped reduction, `r0_offset`).
+
+
+def _inductor_models():
+    x = torch.randn(8, 96, generator=torch.Generator().manual_seed(7))
+    long_rows = torch.randn(4, 3000, generator=torch.Generator().manual_seed(8))
+    weight, bias = torch.rand(96) + 0.5, torch.randn(96)
+    return [
+        ("softmax", lambda t: torch.softmax(t * 0.5, -1), (x,)),
+        ("layer_norm_gelu", lambda t, w, b: F.gelu(F.layer_norm(t, (96,), w, b)) * 2, (x, weight, bias)),
+        ("argmax", lambda t: t.argmax(-1), (x,)),
+        ("cumsum", lambda t: torch.cumsum(t, -1), (x,)),
+        ("long_row_sum", lambda t: (t * t).sum(-1), (long_rows,)),
+    ]
+
+
+def test_inductor_kernels_are_clean_under_oclgrind(tmp_path):
+    """Each model compiled by Inductor runs on the device against eager while its
+    launches are recorded; every recording then replays under Oclgrind: no race, no
+    invalid access, no uninitialized read, buffers as the device computed them."""
+    from launcher.replay import list_recordings
+    from test_torch_compile import triton_on_cpu
+
+    paths = []
+    for name, model, inputs in _inductor_models():
+        case_dir = os.path.join(tmp_path, name)
+        with triton_on_cpu():
+            _record(case_dir, lambda: torch.testing.assert_close(
+                torch.compile(model)(*inputs), model(*inputs), atol=1e-5, rtol=1e-4))
+        recorded = list_recordings(case_dir)
+        assert recorded, f"{name}: no launch was recorded"
+        paths += recorded
+    results, diagnostics, _environment = run_under_oclgrind(paths)
+    problems = []
+    for path in paths:
+        key = os.path.basename(path)
+        result = results.get(key)
+        if result is None:
+            problems.append(f"{key}: no replay result")
+            continue
+        problems += [f"{key}: {p}" for p in result["problems"]]
+        problems += [f"{key}: Oclgrind: {m}" for m in diagnostics.get(key, [])]
+    assert not problems, "\n\n".join(problems[:10])
