@@ -36,6 +36,7 @@ from .integer_abs import wrap_integer_abs
 from .local_padding import pad_local_tiles
 from .owner_copies import copy_by_owners
 from .private_row_fusion import fuse_private_rows
+from .uniform_full_rows import version_full_rows
 from .program_loops import loop_programs
 from .register_blocking import block_contractions, block_contractions_exactly
 from .stream_forwarding import forward_streams
@@ -241,8 +242,8 @@ WORK_GROUP_SHARING = (
 #   lower-affine's vector.store has no nontemporal flag to keep), branch tiles, local
 #   padding (GPU shape: __local tiles read along their columns get rows padded off the
 #   same bank), private row fusion (GPU shape: a work-item's loops over its private
-#   rows become one, after every pass that matches them one by one) and program loops
-#   (CPU shape);
+#   rows become one, after every pass that matches them one by one), that loop's
+#   version for full tiles (uniform full rows) and program loops (CPU shape);
 # - last, every copy in its one form (copy lowering): after every rewrite that matches
 #   copies, and after program loops, whose loop makes no copy divergent.
 PASSES = (
@@ -285,6 +286,7 @@ PASSES = (
     Pass("local-padding", _local_padding, _gpu_shape),
     Pass("private-row-fusion", _module_rewrite(fuse_private_rows), _gpu_shape),
     upstream("cse", _gpu_shape),
+    Pass("uniform-full-rows", _module_rewrite(version_full_rows), _gpu_shape),
     Pass("barrier-negations", _module_rewrite(negate_by_fma),
          lambda config: config.has_quirk("fneg_across_barrier")),
     Pass("wrapping-integer-abs", _module_rewrite(wrap_integer_abs),
