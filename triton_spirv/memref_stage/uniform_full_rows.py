@@ -78,7 +78,7 @@ def _version(loop, sizes: list) -> int:
         scf.YieldOp([])
     loop.move_before(op_of(list(branch.else_block.operations)[0]))
     _keep_full_arms(whole, extents, sizes)
-    _own_private_rows(whole, op_of(branch))
+    _own_private_rows(whole, loop, op_of(branch))
     return 1
 
 
@@ -174,23 +174,31 @@ def _is_partial_fill(op, extents: list) -> bool:
             for extent, size in extents)
 
 
-def _own_private_rows(loop, anchor) -> None:
-    """The loop's private rows become arrays of its own, made before `anchor`, so that
-    the compiler sees only constant indices into them."""
+def _own_private_rows(whole, original, anchor) -> None:
+    """The full tiles' loop `whole` gets arrays of its own, made before `anchor`, for
+    the private rows that only it and the `original` loop use, so that the compiler sees
+    only constant indices into them; arrays used after the loops stay shared."""
     uses = []
 
     def visit(inner):
         uses.extend((inner, i) for i, operand in enumerate(inner.operands) if _is_private(operand))
         return ir.WalkResult.ADVANCE
-    loop.walk(visit)
+    whole.walk(visit)
     originals, copies = [], []
     for inner, i in uses:
-        original = inner.operands[i]
-        if original not in originals:
-            with ir.InsertionPoint(anchor), op_of(owner(original)).location:
-                copies.append(memref.AllocaOp(ir.MemRefType(original.type), [], []).result)
-            originals.append(original)
-        inner.operands[i] = copies[originals.index(original)]
+        array = inner.operands[i]
+        if array not in originals:
+            local = all(_inside(use.owner, whole) or _inside(use.owner, original)
+                        for use in array.uses)
+            copy = None
+            if local:
+                with ir.InsertionPoint(anchor), op_of(owner(array)).location:
+                    copy = memref.AllocaOp(ir.MemRefType(array.type), [], []).result
+            originals.append(array)
+            copies.append(copy)
+        copy = copies[originals.index(array)]
+        if copy is not None:
+            inner.operands[i] = copy
 
 
 def _is_private(value: ir.Value) -> bool:
