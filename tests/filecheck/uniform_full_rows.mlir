@@ -137,3 +137,36 @@ func.func @kept_after_the_loop(%x: memref<1024xf32>, %out: memref<1xf32>, %mask_
   memref.store %k, %out[%c0] : memref<1xf32>
   return
 }
+
+// A loop holding a barrier is not versioned: both versions would hold it, barriers in
+// the arms of a uniform branch.
+// CHECK-LABEL: func.func @barrier_in_the_loop
+// CHECK-NOT:   arith.cmpi eq
+// CHECK:       return
+func.func @barrier_in_the_loop(%x: memref<1024xf32>, %mask_bound: index) attributes {opencl.local_size = array<i64: 128, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %c1024 = arith.constant 1024 : index
+  %lid = gpu.thread_id x
+  %t = memref.alloca() : memref<1x4xf32>
+  %extent = arith.minsi %mask_bound, %c1024 : index
+  scf.for %r = %c0 to %c2 step %c1 {
+    %0 = arith.muli %r, %c128 : index
+    %1 = arith.addi %0, %lid : index
+    %2 = arith.muli %1, %c4 : index
+    %3 = arith.addi %2, %c4 : index
+    %row_in = arith.cmpi sle, %3, %extent : index
+    scf.if %row_in {
+      %v = vector.load %x[%2] : memref<1024xf32>, vector<4xf32>
+      vector.store %v, %t[%c0, %c0] : memref<1x4xf32>, vector<4xf32>
+    } else {
+      %v = vector.load %x[%c0] : memref<1024xf32>, vector<4xf32>
+      vector.store %v, %t[%c0, %c0] : memref<1x4xf32>, vector<4xf32>
+    }
+    gpu.barrier
+  }
+  return
+}

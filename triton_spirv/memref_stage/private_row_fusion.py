@@ -14,7 +14,8 @@ between them, fuse into the last when
   (so round r of one loop touches only what round r of another does), and
 - no buffer that one of them writes is accessed by another (a work-item's stores and
   loads of global or `__local` memory keep their order), and
-- none holds a barrier.
+- none holds a barrier or another gpu op that involves other work-items
+  (collectives, shuffles).
 
 A loop wrapped alone in a branch on a value defined before it (the zero fill of a partial
 tile, `if (is_partial) for r ...`) joins as the branch inside the fused loop. Each
@@ -35,7 +36,27 @@ _PURE_OPS = {"memref.reinterpret_cast", "memref.subview", "memref.cast", "memref
 _ACCESSES = {"memref.load": 0, "memref.store": 1, "vector.load": 0, "vector.store": 1}
 _WRITES = {"memref.store", "vector.store", "memref.copy", "memref.atomic_rmw",
            "memref.generic_atomic_rmw", "vector.transfer_write"}
-_BARRIERS = ("gpu.barrier",)
+# gpu ops that are not work-item ids: barriers, collectives, shuffles, printf. A loop
+# holding one synchronizes or talks with other work-items; it is left as it stands.
+_WORK_ITEM_IDS = ("gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim")
+
+
+def synchronizes(op) -> bool:
+    """Whether `op` is a gpu op other than a work-item or group id."""
+    return op.name.startswith("gpu.") and op.name not in _WORK_ITEM_IDS
+
+
+def holds_synchronization(op) -> bool:
+    """Whether `op` or an op nested in it synchronizes (see `synchronizes`)."""
+    found = []
+
+    def visit(inner):
+        if synchronizes(inner):
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    op_of(op).walk(visit)
+    return bool(found)
 
 
 def fuse_private_rows(module: ir.Module) -> int:
@@ -132,7 +153,7 @@ def _effects(loop):
     def visit(inner):
         nonlocal ok
         name = inner.name
-        if name in _BARRIERS:
+        if synchronizes(inner):
             ok = False
             return ir.WalkResult.INTERRUPT
         for operand in [v for v in inner.operands if isinstance(v.type, ir.MemRefType)]:

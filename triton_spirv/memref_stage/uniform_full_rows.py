@@ -26,6 +26,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from ..ir_helpers import constant_index, named, op_of, owner
+from .private_row_fusion import holds_synchronization
 
 _CMPI_NE, _CMPI_SLE = 1, 3
 _THREAD_DIMENSIONS = {"x": 0, "y": 1, "z": 2}
@@ -53,6 +54,10 @@ def _top_level_loops(func) -> list:
 
 
 def _version(loop, sizes: list) -> int:
+    if holds_synchronization(loop):
+        # Both versions would hold the barriers: barriers in the arms of a uniform
+        # branch, which some drivers miscompile (PoCL's barrier_in_uniform_branch).
+        return 0
     body = loop.regions[0].blocks[0]
     tests = [op for op in map(op_of, body.operations) if _row_test(op, loop, sizes) is not None]
     if not tests:
