@@ -27,7 +27,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from ..ir_helpers import constant_index, op_of, owner, root_buffer
+from ..ir_helpers import constant_index, holds, op_of, owner, root_buffer
 
 _PURE_PREFIXES = ("arith.", "math.", "index.")
 _PURE_OPS = {"memref.reinterpret_cast", "memref.subview", "memref.cast", "memref.alloca",
@@ -48,15 +48,7 @@ def synchronizes(op) -> bool:
 
 def holds_synchronization(op) -> bool:
     """Whether `op` or an op nested in it synchronizes (see `synchronizes`)."""
-    found = []
-
-    def visit(inner):
-        if synchronizes(inner):
-            found.append(inner)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    op_of(op).walk(visit)
-    return bool(found)
+    return holds(op, synchronizes)
 
 
 def fuse_private_rows(module: ir.Module) -> int:

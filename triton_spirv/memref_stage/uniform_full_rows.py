@@ -25,7 +25,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from ..ir_helpers import constant_index, named, op_of, owner
+from ..ir_helpers import constant_index, holds, named, op_of, owner
 from .private_row_fusion import holds_synchronization
 
 _CMPI_NE, _CMPI_SLE = 1, 3
@@ -144,15 +144,7 @@ def _interval(value: ir.Value, loop, sizes: list, depth: int):
 
 
 def _has_private_rows(loop) -> bool:
-    found = []
-
-    def visit(inner):
-        if any(_is_private(v) for v in inner.operands):
-            found.append(inner)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    loop.walk(visit)
-    return bool(found)
+    return holds(loop, lambda op: any(_is_private(v) for v in op.operands))
 
 
 def _keep_full_arms(loop, extents: list, sizes: list) -> None:
