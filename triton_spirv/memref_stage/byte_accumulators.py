@@ -17,7 +17,10 @@ bufferization makes is an i32 one, and the truncation a loop of its own.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, tensor
+# The generated op classes, not mlir.dialects.linalg (its OpDSL import costs a cold
+# compile most of its start: docs/startup.md).
+from mlir.dialects._linalg_ops_gen import GenericOp, YieldOp
 
 from ..ir_helpers import ops_named
 
@@ -62,7 +65,7 @@ def _widen(op) -> None:
         wide = ir.IntegerType.get_signless(_WIDTH)
         wide_type = ir.RankedTensorType.get(narrow_type.shape, wide)
         init = _map_elements(generic.outputs[0], wide_type, lambda v: arith.extui(wide, v))
-        folded = linalg.GenericOp(
+        folded = GenericOp(
             result_tensors=[wide_type], inputs=list(generic.inputs), outputs=[init],
             indexing_maps=generic.indexing_maps, iterator_types=generic.iterator_types)
         old_block = generic.regions[0].blocks[0]
@@ -93,7 +96,7 @@ def _rebuild_wide_body(old_block, block, wide: ir.Type) -> None:
     for old in list(old_block.operations):
         operands = [wide_value(v) for v in old.operands]
         if old.operation.name == "linalg.yield":
-            linalg.YieldOp(operands)
+            YieldOp(operands)
             return
         new = ir.Operation.create(old.operation.name, results=[wide], operands=operands,
                                   loc=old.location)
@@ -109,11 +112,11 @@ def _map_elements(source: ir.Value, result_type: ir.RankedTensorType, element) -
              if size == ir.ShapedType.get_dynamic_size() else size
              for i, size in enumerate(result_type.shape)]
     empty = tensor.EmptyOp(sizes, result_type.element_type).result
-    mapped = linalg.GenericOp(result_tensors=[result_type], inputs=[source], outputs=[empty],
+    mapped = GenericOp(result_tensors=[result_type], inputs=[source], outputs=[empty],
                               indexing_maps=ir.ArrayAttr.get([identity, identity]),
                               iterator_types=ir.ArrayAttr.get([parallel] * rank))
     block = mapped.regions[0].blocks.append(ir.RankedTensorType(source.type).element_type,
                                             result_type.element_type)
     with ir.InsertionPoint(block):
-        linalg.YieldOp([element(block.arguments[0])])
+        YieldOp([element(block.arguments[0])])
     return mapped.result
