@@ -79,3 +79,19 @@ func.func @int_xor(%rows: tensor<15x8xi32>, %first: tensor<8xi32>) -> tensor<8xi
   } -> tensor<8xi32>
   return %r : tensor<8xi32>
 }
+
+// 16 columns (byte lanes of a reduction in vectors among them) build there: left bytes.
+// CHECK-LABEL: func.func @sixteen_columns
+// CHECK-NOT:   i32
+// CHECK:       arith.ori %{{.*}} : i8
+// CHECK-NOT:   i32
+// CHECK:       return
+func.func @sixteen_columns(%rows: tensor<15x16xi8>, %first: tensor<16xi8>) -> tensor<16xi8> {
+  %r = linalg.generic {indexing_maps = [#rows, #columns], iterator_types = ["reduction", "parallel"]}
+      ins(%rows : tensor<15x16xi8>) outs(%first : tensor<16xi8>) {
+  ^bb0(%in: i8, %out: i8):
+    %o = arith.ori %out, %in : i8
+    linalg.yield %o : i8
+  } -> tensor<16xi8>
+  return %r : tensor<16xi8>
+}

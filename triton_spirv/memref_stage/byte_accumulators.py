@@ -5,11 +5,12 @@ Intel's backend dies ("Cannot emit physreg copy instruction", in its post-RA pse
 instruction expansion, killing the process) on a loop that folds rows of an i8 tile
 into an i8 accumulator 8 columns wide with `^`, `|` or `+` (`tl.xor_sum(x, axis=0)` of
 a uint8 16x8 tile; 8 or 24 columns over 15 or 31 rows crash, other sizes, `&`,
-max/min, `short` accumulators and -cl-opt-disable build). The same loop with an `int`
-accumulator builds everywhere and computes the same bytes: the combines this pass
-widens (add, sub, mul, and, or, xor) give result bits that depend only on the operands'
-bits at and below them, so folding zero-extended bytes in 32 bits and truncating once
-at the end is exact. Reproducer: tests/test_intel_quirks.py.
+max/min, `short` accumulators and -cl-opt-disable build; so do 16, 32, 48, 64 and 128
+columns, so accumulators whose columns are a multiple of 16 stay bytes). The same loop
+with an `int` accumulator builds everywhere and computes the same bytes: the combines
+this pass widens (add, sub, mul, and, or, xor) give result bits that depend only on the
+operands' bits at and below them, so folding zero-extended bytes in 32 bits and
+truncating once at the end is exact. Reproducer: tests/test_intel_quirks.py.
 
 It runs on linalg on tensors, before bufferization, so the accumulator buffer that
 bufferization makes is an i32 one, and the truncation a loop of its own.
@@ -27,12 +28,15 @@ from ..ir_helpers import ops_named
 _LOW_BITS_COMBINES = ("arith.addi", "arith.subi", "arith.muli",
                       "arith.andi", "arith.ori", "arith.xori")
 _WIDTH = 32
+# Accumulators whose columns are a multiple of this build on that runtime (checked up to
+# 128): the byte lanes of reductions in vectors (ttir_to_linalg/reductions.py) keep bytes.
+_SAFE_COLUMNS = 16
 
 
 def widen_byte_accumulators(module: ir.Module) -> int:
     """Every byte reduction of `module` (a linalg.generic with a reduction iterator, one
-    i8 result, i8 operands, a body of the low-bits combines) folds in i32 and is
-    truncated after; returns how many."""
+    i8 result whose columns are not a multiple of 16, i8 operands, a body of the
+    low-bits combines) folds in i32 and is truncated after; returns how many."""
     reductions = [op for op in ops_named(module.operation, ("linalg.generic",))
                   if _is_byte_reduction(op)]
     for op in reductions:
@@ -47,6 +51,9 @@ def _is_byte_reduction(op) -> bool:
         return False
     if not all(_is_byte_tensor(v.type) for v in op.operands):
         return False
+    shape = ir.RankedTensorType(op.results[0].type).shape
+    if shape and shape[-1] != ir.ShapedType.get_dynamic_size() and shape[-1] % _SAFE_COLUMNS == 0:
+        return False    # 16, 32, 48, 64, 128 columns build (vector lanes of bytes among them)
     body = list(generic.regions[0].blocks[0].operations)
     return all(one.operation.name in _LOW_BITS_COMBINES for one in body[:-1])
 
