@@ -150,7 +150,7 @@ def _effects(loop):
             return ir.WalkResult.INTERRUPT
         for operand in [v for v in inner.operands if isinstance(v.type, ir.MemRefType)]:
             root = root_buffer(operand)
-            if _is_private(root):
+            if is_private(root):
                 if operand != root or not _at_row(inner, round_):
                     ok = False
                     return ir.WalkResult.INTERRUPT
@@ -175,7 +175,7 @@ def _at_row(access, round_: ir.Value) -> bool:
     return rank > 0 and indices[0] == round_ and (rank > 1 or access.name.startswith("memref."))
 
 
-def _is_private(buffer: ir.Value) -> bool:
+def is_private(buffer: ir.Value) -> bool:
     defining = owner(buffer)
     return defining is not None and defining.name == "memref.alloca"
 
@@ -253,7 +253,7 @@ def _shrink_privates(loop) -> None:
             allocas.append(alloca)
     for alloca in allocas:
         uses = [op_of(use.owner) for use in alloca.results[0].uses]
-        if not all(_inside(use, loop) and _at_row(use, round_) for use in uses):
+        if not all(inside(use, loop) and _at_row(use, round_) for use in uses):
             continue
         old = ir.MemRefType(alloca.results[0].type)
         with ir.InsertionPoint(alloca), alloca.location:
@@ -272,13 +272,13 @@ def _private_operands(loop) -> list:
 
     def visit(inner):
         found.extend(v for v in inner.operands
-                     if isinstance(v.type, ir.MemRefType) and _is_private(v))
+                     if isinstance(v.type, ir.MemRefType) and is_private(v))
         return ir.WalkResult.ADVANCE
     loop.walk(visit)
     return found
 
 
-def _inside(op, loop) -> bool:
+def inside(op, loop) -> bool:
     parent = op.parent
     while parent is not None:
         if parent == loop:

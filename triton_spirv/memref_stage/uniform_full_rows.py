@@ -26,7 +26,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from ..ir_helpers import constant_index, holds, named, op_of, owner
-from .private_row_fusion import holds_synchronization
+from .private_row_fusion import holds_synchronization, inside, is_private
 
 _CMPI_NE, _CMPI_SLE = 1, 3
 _THREAD_DIMENSIONS = {"x": 0, "y": 1, "z": 2}
@@ -98,7 +98,7 @@ def _row_test(op, loop, sizes: list):
         return None
     bound, extent = compare.operands
     clamp = owner(extent)
-    if clamp is None or clamp.name != "arith.minsi" or _inside(clamp, loop):
+    if clamp is None or clamp.name != "arith.minsi" or inside(clamp, loop):
         return None
     size = constant_index(clamp.operands[1])
     largest = _upper_bound(bound, loop, sizes)
@@ -144,7 +144,7 @@ def _interval(value: ir.Value, loop, sizes: list, depth: int):
 
 
 def _has_private_rows(loop) -> bool:
-    return holds(loop, lambda op: any(_is_private(v) for v in op.operands))
+    return holds(loop, lambda op: any(is_private(v) for v in op.operands))
 
 
 def _keep_full_arms(loop, extents: list, sizes: list) -> None:
@@ -178,14 +178,14 @@ def _own_private_rows(whole, original, anchor) -> None:
     uses = []
 
     def visit(inner):
-        uses.extend((inner, i) for i, operand in enumerate(inner.operands) if _is_private(operand))
+        uses.extend((inner, i) for i, operand in enumerate(inner.operands) if is_private(operand))
         return ir.WalkResult.ADVANCE
     whole.walk(visit)
     originals, copies = [], []
     for inner, i in uses:
         array = inner.operands[i]
         if array not in originals:
-            local = all(_inside(use.owner, whole) or _inside(use.owner, original)
+            local = all(inside(use.owner, whole) or inside(use.owner, original)
                         for use in array.uses)
             copy = None
             if local:
@@ -196,17 +196,3 @@ def _own_private_rows(whole, original, anchor) -> None:
         copy = copies[originals.index(array)]
         if copy is not None:
             inner.operands[i] = copy
-
-
-def _is_private(value: ir.Value) -> bool:
-    defining = owner(value)
-    return defining is not None and defining.name == "memref.alloca"
-
-
-def _inside(op, loop) -> bool:
-    parent = op_of(op).parent
-    while parent is not None:
-        if parent == loop:
-            return True
-        parent = parent.parent
-    return False
