@@ -35,20 +35,24 @@ pytestmark = [
 ]
 
 
+# The families held to every goal here; benchmarks/warp_model.py prints them all.
+CHECKED = {name: warp_model.FAMILIES[name] for name in ("transpose 32x32", "matmul 64x64x32")}
+
+
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
-    folders = warp_model.record_families(str(tmp_path_factory.mktemp("warp-model")))
+    folders = warp_model.record_families(str(tmp_path_factory.mktemp("warp-model")), CHECKED)
     return {name: warp_model.measure_recording(WMLIB, path) for name, path in folders.items()}
 
 
-@pytest.mark.parametrize("family", list(warp_model.FAMILIES))
+@pytest.mark.parametrize("family", list(CHECKED))
 def test_no_bank_conflicts(records, family):
     record = records[family]
     assert record["local_bank_ways_avg"] <= 1.1, record
     assert record["local_bank_ways_max"] <= 2, record
 
 
-@pytest.mark.parametrize("family", list(warp_model.FAMILIES))
+@pytest.mark.parametrize("family", list(CHECKED))
 def test_coalesced_global_accesses(records, family):
     assert records[family]["global_efficiency"] >= 0.9, records[family]
 
@@ -69,7 +73,7 @@ def _fill_barrier_in_its_branch() -> bool:
     return barriers_in_branches(resolve_target("gpu-64k"))
 
 
-@pytest.mark.parametrize("family", list(warp_model.FAMILIES))
+@pytest.mark.parametrize("family", list(CHECKED))
 def test_barriers_at_most_the_reference(records, family):
     allowed = REFERENCE_BARRIERS[family] + (0 if _fill_barrier_in_its_branch() else 1)
     assert records[family]["barriers_per_group"] <= allowed, records[family]
@@ -80,7 +84,7 @@ def test_barriers_at_most_the_reference(records, family):
 # blocks follow the work-group: 128 blocks of 4 rows by float8 for 128 work-items; with
 # the 64 blocks of 4 rows by float16 it had before, half the work-items sat out the dot
 # (1.27).
-@pytest.mark.parametrize("family", list(warp_model.FAMILIES))
+@pytest.mark.parametrize("family", list(CHECKED))
 def test_work_balanced_like_the_reference(records, family):
     assert records[family]["balance_max_over_mean"] <= 1.1, records[family]
 
@@ -110,20 +114,27 @@ def test_row_statistics_keep_the_work_items_busy(attention):
     assert attention["lane_utilization"] >= 0.93, attention
 
 
-# --- Softmax (tutorial 02's kernel, a row of 256 per program) ---
-# Its two row reductions are `__local` trees on this target (no sub-groups) that fold
-# four partials per step (memref_stage/work_group_reductions.py): 17 barriers per group
-# where halving steps took 23; the warp model's one-group-per-row softmax reference
-# (measure_reference.py, rows of 1024) takes 19.
-SOFTMAX_REFERENCE_BARRIERS = 19
+# --- Row statistics (tutorial 02's softmax and tutorial 05's layer norm, rows of 256) ---
+# Their row reductions are `__local` trees on this target (no sub-groups): one step in
+# which 16 work-items fold 8 partials each, then every work-item folds the 16 left in a
+# register (memref_stage/work_group_reductions.py). Before, steps folding 4 partials and
+# work-item 0's update of a `__local` accumulator, read after one more barrier: softmax
+# 17 barriers per group and work balance 1.48, layer norm 15 and 1.28. The hand-written
+# references (benchmarks/reference_kernels/families.cl: registers, two barriers per
+# statistic) take 4 barriers, at balance 1.43.
+ROWS = {"softmax 64x256": (9, 1.2), "layer norm 64x256": (7, 1.2)}   # barriers, balance
 
 
 @pytest.fixture(scope="module")
-def softmax(tmp_path_factory):
-    folders = warp_model.record_families(str(tmp_path_factory.mktemp("warp-model")),
-                                         {"softmax 64x256": "softmax"})
-    return warp_model.measure_recording(WMLIB, folders["softmax 64x256"])
+def rows(tmp_path_factory):
+    families = {name: warp_model.FAMILIES[name] for name in ROWS}
+    folders = warp_model.record_families(str(tmp_path_factory.mktemp("warp-model")), families)
+    return {name: warp_model.measure_recording(WMLIB, path) for name, path in folders.items()}
 
 
-def test_softmax_barriers_at_most_the_reference(softmax):
-    assert softmax["barriers_per_group"] <= SOFTMAX_REFERENCE_BARRIERS, softmax
+@pytest.mark.parametrize("family", list(ROWS))
+def test_row_statistics_few_barriers_and_busy_work_items(rows, family):
+    barriers, balance = ROWS[family]
+    assert rows[family]["barriers_per_group"] <= barriers, rows[family]
+    assert rows[family]["balance_max_over_mean"] <= balance, rows[family]
+    assert rows[family]["local_bank_ways_max"] <= 1, rows[family]

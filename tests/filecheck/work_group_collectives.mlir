@@ -4,14 +4,17 @@
 // functions (work_group_collectives.py), then canonicalize and cse. A reduction with a
 // sum, minimum or maximum: each work-item folds its elements (lid, lid + 128, ...) from
 // the combiner's identity in a register, one `gpu.all_reduce` combines the partials,
-// work-item 0 folds the total into the accumulator. No `__local` partials, no halving
-// steps: the barriers left are the analysis's own (the fill before the fold reads the
-// tile, the accumulator before every work-item reads it).
+// and every work-item folds the total into the accumulator's value set before the loop,
+// in a register that the loads after it take (work-item 0 updates the accumulator
+// instead where anything else reads or writes it: @product_read_before). No `__local`
+// partials, no halving steps: the barrier left is the analysis's own (the fill before
+// the fold reads the tile).
 
 // CHECK-LABEL: func.func @sum_of_exp
 // CHECK-NOT:   memref<128xf32>
-// CHECK:       %[[NEG_ZERO:.*]] = arith.constant -0.000000e+00 : f32
-// CHECK:       %[[ACC:.*]] = memref.alloc() : memref<f32>
+// CHECK-NOT:   memref<f32>
+// CHECK-DAG:   %[[NEG_ZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK-DAG:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:       gpu.barrier
 // CHECK-NEXT:  %[[PARTIAL:.*]] = scf.for %[[I:.*]] = %thread_id_x to %c256 step %c128 iter_args(%[[P:.*]] = %[[NEG_ZERO]]) -> (f32) {
 // CHECK-NEXT:    %[[X:.*]] = memref.load %{{.*}}[%[[I]]] : memref<256xf32>
@@ -21,13 +24,10 @@
 // CHECK-NEXT:  }
 // CHECK-NEXT:  %[[TOTAL:.*]] = gpu.all_reduce add %[[PARTIAL]] uniform {
 // CHECK-NEXT:  } : (f32) -> f32
-// CHECK-NEXT:  scf.if %{{.*}} {
-// CHECK-NEXT:    %[[OLD:.*]] = memref.load %[[ACC]][] : memref<f32>
-// CHECK-NEXT:    %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]] : f32
-// CHECK-NEXT:    memref.store %[[NEW]], %[[ACC]][] : memref<f32>
+// CHECK-NEXT:  %[[NEW:.*]] = arith.addf %[[TOTAL]], %[[ZERO]] : f32
+// CHECK:       scf.if %{{.*}} {
+// CHECK-NEXT:    memref.store %[[NEW]], %{{.*}}[%c0] : memref<?xf32>
 // CHECK-NEXT:  } {opencl.single_work_item}
-// CHECK-NEXT:  gpu.barrier
-// CHECK-NEXT:  memref.load %[[ACC]][] : memref<f32>
 // CHECK-NOT:   gpu.barrier
 // CHECK:       return
 
@@ -79,9 +79,7 @@ func.func @sum_of_exp(%out: memref<?xf32>) {
 // CHECK-NEXT:  %[[FLIPPED2:.*]] = arith.xori %[[MAX_KEY]], %[[MAGNITUDE]] : i32
 // CHECK-NEXT:  %[[MAX_BITS:.*]] = arith.select %[[NEGATIVE2]], %[[FLIPPED2]], %[[MAX_KEY]] : i32
 // CHECK-NEXT:  %[[MAX:.*]] = arith.bitcast %[[MAX_BITS]] : i32 to f32
-// CHECK-NEXT:  scf.if
-// CHECK-NEXT:    %[[OLD:.*]] = memref.load
-// CHECK-NEXT:    arith.maxnumf %[[OLD]], %[[MAX]] : f32
+// CHECK-NEXT:  arith.maxnumf %[[MAX]], %{{.*}} : f32
 
 func.func @max_ignoring_nan(%view: memref<256xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
@@ -112,8 +110,8 @@ func.func @max_ignoring_nan(%view: memref<256xf32>, %out: memref<?xf32>) {
 // CHECK:       arith.select %{{.*}}, %[[NAN_KEY]], %{{.*}} : i64
 // CHECK:       gpu.all_reduce maxsi %{{.*}} uniform {
 // CHECK-NEXT:  } : (i64) -> i64
-// CHECK:       arith.bitcast %{{.*}} : i64 to f64
-// CHECK:       arith.maximumf
+// CHECK:       %[[MAX:.*]] = arith.bitcast %{{.*}} : i64 to f64
+// CHECK:       memref.store %[[MAX]], %{{.*}} : memref<?xf64>
 
 func.func @max_propagating_nan(%view: memref<256xf64>, %out: memref<?xf64>) {
   %c0 = arith.constant 0 : index
@@ -143,7 +141,7 @@ func.func @max_propagating_nan(%view: memref<256xf64>, %out: memref<?xf64>) {
 // CHECK-NEXT:  %[[TOTAL:.*]] = gpu.all_reduce add %[[WIDE]] uniform {
 // CHECK-NEXT:  } : (i32) -> i32
 // CHECK-NEXT:  %[[NARROW:.*]] = arith.trunci %[[TOTAL]] : i32 to i8
-// CHECK:       arith.addi %{{.*}}, %[[NARROW]] : i8
+// CHECK:       memref.store %[[NARROW]], %{{.*}} : memref<?xi8>
 
 func.func @sum_of_bytes(%view: memref<256xi8>, %out: memref<?xi8>) {
   %c0 = arith.constant 0 : index
@@ -190,29 +188,31 @@ func.func @unsigned_min(%view: memref<256xi32>, %out: memref<?xi32>) {
 }
 // -----
 
-// A product has no collective: the `__local` tree of partials and steps that fold
-// four partials into one (128 -> 32 -> 8 -> 2), then two (2 -> 1), a barrier after
-// each: 4 steps where halving took 7.
+// A product has no collective: the `__local` tree of partials, one step in which 16
+// work-items fold 8 partials each (128 -> 16; every partner exists: the loop's length
+// is known), then every work-item folds the 16 into the accumulator's initial value in
+// a register (the accumulator is set right before the loop and only read after it):
+// no single-work-item section and no barrier before the result is read, 2 barriers
+// where halving took 7 and a section 8.
 
 // CHECK-LABEL: func.func @product
 // CHECK-NOT:   gpu.all_reduce
-// CHECK:       memref.alloc() : memref<128xf32>
+// CHECK-DAG:   %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:       %[[PARTIALS:.*]] = memref.alloc() : memref<128xf32>
 // CHECK:       arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK:       gpu.barrier
-// CHECK:       arith.cmpi ult, %{{.*}}, %c32{{.*}} : index
-// CHECK-COUNT-3: arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK:       gpu.barrier
-// CHECK:       arith.cmpi ult, %{{.*}}, %c8{{.*}} : index
-// CHECK-COUNT-3: arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK:       gpu.barrier
-// CHECK:       arith.cmpi ult, %{{.*}}, %c2{{.*}} : index
-// CHECK-COUNT-3: arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK:       gpu.barrier
-// CHECK:       arith.cmpi ult, %{{.*}}, %c1{{.*}} : index
-// CHECK:       arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:       %[[FOLDS:.*]] = arith.cmpi ult, %thread_id_x, %c16{{.*}} : index
+// CHECK-NEXT:  scf.if %[[FOLDS]] {
+// CHECK-NOT:   scf.if
+// CHECK-COUNT-7: arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK-NOT:   arith.mulf
 // CHECK:       gpu.barrier
-// CHECK:       arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:  %[[TOTAL:.*]] = scf.for %[[K:.*]] = %c0{{.*}} to %c16{{.*}} step %c1{{.*}} iter_args(%[[T:.*]] = %[[ONE]]) -> (f32) {
+// CHECK-NEXT:    %[[P:.*]] = memref.load %[[PARTIALS]][%[[K]]] : memref<128xf32>
+// CHECK-NEXT:    arith.mulf %[[T]], %[[P]] : f32
+// CHECK:       scf.if
+// CHECK-NEXT:    memref.store %[[TOTAL]], %{{.*}}[%c0{{.*}}] : memref<?xf32>
+// CHECK-NOT:   gpu.barrier
 // CHECK-NOT:   gpu.all_reduce
 // CHECK:       return
 
@@ -236,6 +236,78 @@ func.func @product(%view: memref<256xf32>, %out: memref<?xf32>) {
 
 // -----
 
+// Of a length known only at run time, at most 128 partials exist: a step's work-item
+// holds one only below the count, each partner is tested, and only the partials that
+// exist (at most 16) are folded.
+
+// CHECK-LABEL: func.func @product_of_n
+// CHECK:       %[[VALID:.*]] = arith.minsi %{{.*}}, %c128{{.*}} : index
+// CHECK:       memref.alloc() : memref<128xf32>
+// CHECK:       gpu.barrier
+// CHECK:       arith.cmpi ult, %thread_id_x, %[[VALID]] : index
+// CHECK-COUNT-7: scf.if %{{.*}} -> (f32) {
+// CHECK:       gpu.barrier
+// CHECK:       %[[LEFT:.*]] = arith.minsi %[[VALID]], %c16{{.*}} : index
+// CHECK:       scf.for %{{.*}} = %c0{{.*}} to %[[LEFT]] step %c1{{.*}} iter_args
+// CHECK:       return
+
+func.func @product_of_n(%view: memref<?xf32>, %n: index, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %acc = memref.alloc() : memref<f32>
+  memref.store %one, %acc[] : memref<f32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %view[%i] : memref<?xf32>
+    %a = memref.load %acc[] : memref<f32>
+    %p = arith.mulf %a, %x : f32
+    memref.store %p, %acc[] : memref<f32>
+  }
+  %prod = memref.load %acc[] : memref<f32>
+  memref.store %prod, %out[%c0] : memref<?xf32>
+  return
+}
+
+// -----
+
+// An accumulator also read before the loop: work-item 0 folds the partials into it,
+// and a barrier comes before every work-item reads it.
+
+// CHECK-LABEL: func.func @product_read_before
+// CHECK:       %[[ACC:.*]] = memref.alloc() : memref<f32>
+// CHECK:       arith.cmpi ult, %thread_id_x, %c16{{.*}} : index
+// CHECK:       gpu.barrier
+// CHECK-NEXT:  scf.if %{{.*}} {
+// CHECK-NEXT:    %[[OLD:.*]] = memref.load %[[ACC]][] : memref<f32>
+// CHECK-NEXT:    %[[TOTAL:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[OLD]]) -> (f32) {
+// CHECK:         memref.store %[[TOTAL]], %[[ACC]][] : memref<f32>
+// CHECK-NEXT:  } {opencl.single_work_item}
+// CHECK-NEXT:  gpu.barrier
+// CHECK-NEXT:  memref.load %[[ACC]][] : memref<f32>
+// CHECK:       return
+
+func.func @product_read_before(%view: memref<256xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %one = arith.constant 1.0 : f32
+  %acc = memref.alloc() : memref<f32>
+  memref.store %one, %acc[] : memref<f32>
+  %before = memref.load %acc[] : memref<f32>
+  memref.store %before, %out[%c1] : memref<?xf32>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %x = memref.load %view[%i] : memref<256xf32>
+    %a = memref.load %acc[] : memref<f32>
+    %p = arith.mulf %a, %x : f32
+    memref.store %p, %acc[] : memref<f32>
+  }
+  %prod = memref.load %acc[] : memref<f32>
+  memref.store %prod, %out[%c0] : memref<?xf32>
+  return
+}
+
+// -----
+
 // f16 maximum: the exact f32 values reduce (ordered keys of f32) and return to f16.
 
 // CHECK-LABEL: func.func @half_max
@@ -246,7 +318,7 @@ func.func @product(%view: memref<256xf32>, %out: memref<?xf32>) {
 // CHECK-NEXT:  } : (i32) -> i32
 // CHECK:       %[[TOTAL:.*]] = arith.bitcast %{{.*}} : i32 to f32
 // CHECK-NEXT:  %[[NARROW:.*]] = arith.truncf %[[TOTAL]] : f32 to f16
-// CHECK:       arith.maxnumf %{{.*}}, %[[NARROW]] : f16
+// CHECK:       arith.maxnumf %[[NARROW]], %{{.*}} : f16
 
 func.func @half_max(%view: memref<256xf16>, %out: memref<?xf16>) {
   %c0 = arith.constant 0 : index

@@ -5,14 +5,15 @@
 // and cse. A sum: each work-item folds its elements (lid, lid + 128, ...) from -0.0,
 // `gpu.subgroup_reduce` combines a sub-group's partials, each sub-group's first
 // work-item writes its total to a `__local` tile of 128 / 4 slots, one barrier, and
-// work-item 0 folds the `gpu.num_subgroups` totals into the accumulator. No
-// `gpu.all_reduce`, no halving steps.
+// every work-item folds the `gpu.num_subgroups` totals into the accumulator's value set
+// before the loop, in a register the load after it takes. No `gpu.all_reduce`, no
+// halving steps, no barrier before the result is read.
 
 // CHECK-LABEL: func.func @sum_of_exp
 // CHECK-NOT:   gpu.all_reduce
-// CHECK:       %[[NEG_ZERO:.*]] = arith.constant -0.000000e+00 : f32
-// CHECK:       %[[ACC:.*]] = memref.alloc() : memref<f32>
-// CHECK:       %[[FIRST:.*]] = arith.cmpi eq, %thread_id_x, %c0 : index
+// CHECK-NOT:   memref<f32>
+// CHECK-DAG:   %[[NEG_ZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK-DAG:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:       gpu.barrier
 // CHECK-NEXT:  %[[PARTIAL:.*]] = scf.for %[[I:.*]] = %thread_id_x to %c256 step %c128 iter_args(%[[P:.*]] = %[[NEG_ZERO]]) -> (f32) {
 // CHECK-NEXT:    %[[X:.*]] = memref.load %{{.*}}[%[[I]]] : memref<256xf32>
@@ -29,19 +30,16 @@
 // CHECK-NEXT:    memref.store %[[SUB_TOTAL]], %[[TOTALS]][%[[SUB_GROUP]]] : memref<32xf32>
 // CHECK-NEXT:  }
 // CHECK-NEXT:  gpu.barrier
-// CHECK-NEXT:  scf.if %[[FIRST]] {
-// CHECK-NEXT:    %[[COUNT:.*]] = gpu.num_subgroups : index
-// CHECK-NEXT:    %[[TOTAL:.*]] = scf.for %[[J:.*]] = %c0 to %[[COUNT]] step %c1 iter_args(%[[T:.*]] = %[[NEG_ZERO]]) -> (f32) {
-// CHECK-NEXT:      %[[THEIRS:.*]] = memref.load %[[TOTALS]][%[[J]]] : memref<32xf32>
-// CHECK-NEXT:      %[[U:.*]] = arith.addf %[[T]], %[[THEIRS]] : f32
-// CHECK-NEXT:      scf.yield %[[U]] : f32
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %[[OLD:.*]] = memref.load %[[ACC]][] : memref<f32>
-// CHECK-NEXT:    %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]] : f32
-// CHECK-NEXT:    memref.store %[[NEW]], %[[ACC]][] : memref<f32>
+// CHECK-NEXT:  %[[COUNT:.*]] = gpu.num_subgroups : index
+// CHECK-NEXT:  %[[TOTAL:.*]] = scf.for %[[J:.*]] = %c0 to %[[COUNT]] step %c1 iter_args(%[[T:.*]] = %[[NEG_ZERO]]) -> (f32) {
+// CHECK-NEXT:    %[[THEIRS:.*]] = memref.load %[[TOTALS]][%[[J]]] : memref<32xf32>
+// CHECK-NEXT:    %[[U:.*]] = arith.addf %[[T]], %[[THEIRS]] : f32
+// CHECK-NEXT:    scf.yield %[[U]] : f32
+// CHECK-NEXT:  }
+// CHECK-NEXT:  %[[NEW:.*]] = arith.addf %[[TOTAL]], %[[ZERO]] : f32
+// CHECK:       scf.if %{{.*}} {
+// CHECK-NEXT:    memref.store %[[NEW]], %{{.*}}[%c0] : memref<?xf32>
 // CHECK-NEXT:  } {opencl.single_work_item}
-// CHECK-NEXT:  gpu.barrier
-// CHECK-NEXT:  memref.load %[[ACC]][] : memref<f32>
 // CHECK-NOT:   gpu.barrier
 // CHECK:       return
 

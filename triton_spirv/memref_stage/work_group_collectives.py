@@ -1,8 +1,8 @@
 """GPU-shaped reductions on devices with work-group collective functions.
 
 work_group_sharing.py reduces a serial reduction loop (`for i: acc = acc <op> f(view[i])`)
-as a `__local` tree: partials, then steps that fold four partials into one, a barrier after
-each. Where the target has OpenCL C's work-group collective functions
+as a `__local` tree: partials, then steps that fold up to eight partials into one, a
+barrier after each (work_group_reductions.py). Where the target has OpenCL C's work-group collective functions
 (`TargetDescription.work_group_collectives`), a sum, minimum or maximum becomes instead:
 
     %first = lb + lid * step                     // work-item lid: lid, lid + W, ...

@@ -14,7 +14,8 @@ from mlir import ir
 from mlir.dialects import arith, gpu, memref, scf
 
 from ..ir_helpers import root_buffer as _root
-from .affine_nests import matched_loops, op_of, owner
+from ..ir_helpers import block_order
+from .affine_nests import ancestor_in, is_nested_in, matched_loops, op_of, owner, users_through_views
 from .affine_nests import constant_index as _constant_index
 from .work_group_collectives import has_collective, reduce_collectively
 from .work_group_distribution import trip_count
@@ -42,10 +43,10 @@ def reduce_with_collective(sharing, match: "SerialReduction") -> None:
     """The reduction as one work-group collective (work_group_collectives.py); its
     accesses as the barrier analysis sees them: every work-item reads the view,
     work-item 0 updates the accumulator."""
+    init = _forwarded_init(match)
     made = reduce_collectively(match, sharing.lid, sharing.work_items)
     sharing.partitioned[op_of(made.fold)] = [Access(_root(match.view), False, ANY)]
-    sharing.record_single_section(made.final)
-    sharing.partitioned[op_of(made.final)] = plain_accesses(made.final, SINGLE)
+    _finish(sharing, match, made.final, init)
 
 
 def reduce_with_sub_groups(sharing, match: "SerialReduction", min_sub_group_size: int) -> None:
@@ -54,27 +55,62 @@ def reduce_with_sub_groups(sharing, match: "SerialReduction", min_sub_group_size
     leaders write their `__local` totals (ordered after work-item 0's reads of an
     earlier round by the analysis, before its reads by the form's own barrier),
     work-item 0 reads them and updates the accumulator."""
+    init = _forwarded_init(match)
     made = reduce_by_sub_groups(match, sharing.lid, sharing.work_items, min_sub_group_size)
     sharing.partitioned[op_of(made.fold)] = [Access(_root(match.view), False, ANY)]
     sharing.partitioned[op_of(made.publish)] = plain_accesses(made.publish, ANY)
-    sharing.record_single_section(made.final)
-    sharing.partitioned[op_of(made.final)] = plain_accesses(made.final, SINGLE)
+    _finish(sharing, match, made.final, init)
 
 
-# Partials each work-item of a tree step folds: four, so a step quarters them (one
-# barrier per step: 4 steps for 128 work-items where halving took 7).
-TREE_FANOUT = 4
+def _finish(sharing, match: "SerialReduction", final, init) -> None:
+    """Work-item 0's update of the accumulator (`final`: `scf.if lid == 0 { old = acc;
+    ...; acc = new }`) runs on every work-item in registers where the accumulator's
+    value is forwarded (_forwarded_init: `init`), else as a single-work-item section."""
+    if init is not None:
+        _forward_into_registers(final, init)
+        return
+    # Only when the loop runs at all: an empty range leaves acc as it is.
+    sharing.record_single_section(final)
+    sharing.partitioned[op_of(final)] = plain_accesses(final, SINGLE)
+
+
+def _forward_into_registers(final, init) -> None:
+    """`final`'s ops run on every work-item before it, from the value `init`'s store
+    set; its new value replaces the loads after the loop; the accumulator's store,
+    `final` and `init`'s store go."""
+    setter, loads = init
+    start = _stored_value(setter)
+    ops = [op_of(op) for op in final.then_block.operations][:-1]
+    update = ops[-1]
+    for op in ops[:-1]:
+        op.move_before(final)
+        if op.name == "memref.load" and op.operands[0] == update.operands[1]:
+            op.results[0].replace_all_uses_with(start)
+            op.erase()
+    for load in loads:
+        load.results[0].replace_all_uses_with(update.operands[0])
+        load.erase()
+    final.operation.erase()
+    setter.erase()
+
+
+# Partials each work-item of a tree step folds (one barrier per step), and how many
+# partials are left to fold into the accumulator: 128 work-items' partials take one
+# step of 16 work-items folding 8 each, where halving took 7 steps.
+TREE_FANOUT = 8
+FINAL_FOLD = 16
 
 
 def reduce_as_tree(sharing, match: "SerialReduction") -> None:
     """`for i: acc = acc <op> f(view[i])` becomes: each work-item folds f over its
     elements (i = lb + lid, lb + lid + W, ...) in a register and writes the partial
-    to `__local partials[lid]`; steps that fold TREE_FANOUT partials into one (2 in the
-    last where fewer are left) combine them, a barrier after each; work-item 0 folds
-    partials[0] into acc."""
+    to `__local partials[lid]`; steps that fold up to TREE_FANOUT partials into one
+    combine them until at most FINAL_FOLD are left, a barrier after each; work-item 0
+    folds those into acc (or every work-item in registers: _finish)."""
     loop, w = match.loop, sharing.work_items
     index = ir.IndexType.get()
     element_type = match.combiner.results[0].type
+    init = _forwarded_init(match)
     with loop.location, ir.InsertionPoint(loop):
         c = lambda v: arith.constant(index, v)  # noqa: E731
         lb, ub, step = loop.operands[0], loop.operands[1], loop.operands[2]
@@ -83,7 +119,7 @@ def reduce_as_tree(sharing, match: "SerialReduction") -> None:
         # no steps in which no work-item has a partner.
         known = _constant_index(count)
         slots = w if known is None else max(1, min(known, w))
-        valid = arith.minsi(count, c(w))
+        valid = arith.minsi(count, c(w)) if known is None else c(slots)
         partials = memref.alloc(ir.MemRefType.get([slots], element_type), [], [])
         has_element = arith.cmpi(arith.CmpIPredicate.ult, sharing.lid, count)
         fold = scf.IfOp(has_element)
@@ -98,42 +134,103 @@ def reduce_as_tree(sharing, match: "SerialReduction") -> None:
             scf.YieldOp([combined])
         memref.store(rest.results[0], partials, [sharing.lid])
         scf.YieldOp([])
-    sharing.partitioned[op_of(fold)] = [Access(_root(match.view), False, ANY)]
+    # The partials' writes too: another pass of this code (a loop around it) must not
+    # overwrite them while the last fold still reads them.
+    sharing.partitioned[op_of(fold)] = [Access(_root(match.view), False, ANY),
+                                        Access(_root(partials), True, ANY)]
     with loop.location, ir.InsertionPoint(loop):
         gpu.barrier()
         span = 1
         while span < slots:
             span *= 2
-        while span > 1:
-            fanout = TREE_FANOUT if span >= TREE_FANOUT else 2
+        while span > FINAL_FOLD:
+            fanout = min(TREE_FANOUT, span // FINAL_FOLD)
             span //= fanout
-            _tree_step(sharing, match, partials, valid, span, fanout)
+            _tree_step(sharing, match, partials, valid, known, span, fanout)
             gpu.barrier()
+        left = arith.minsi(valid, c(span)) if known is None else c(min(slots, span))
         is_first = arith.cmpi(arith.CmpIPredicate.eq, sharing.lid, c(0))
         final = scf.IfOp(is_first)
         with ir.InsertionPoint(final.then_block):
-            total = memref.load(partials, [c(0)])
-            old = memref.load(match.accumulator, [])
-            memref.store(match.clone_combiner(old, total), match.accumulator, [])
+            total = _fold_partials(match, partials, left, memref.load(match.accumulator, []))
+            memref.store(total, match.accumulator, [])
             scf.YieldOp([])
-    # Only when the loop runs at all: an empty range leaves acc as it is.
-    sharing.record_single_section(final)
-    sharing.partitioned[op_of(final)] = plain_accesses(final, SINGLE)
     loop.operation.erase()
+    _finish(sharing, match, final, init)
 
 
-def _tree_step(sharing, match: "SerialReduction", partials, valid, span: int, fanout: int):
+def _fold_partials(match: "SerialReduction", partials, count, start) -> ir.Value:
+    """`start` <op> partials[0] <op> ... <op> partials[count - 1], at the insertion
+    point."""
+    index = ir.IndexType.get()
+    folds = scf.ForOp(arith.constant(index, 0), count, arith.constant(index, 1), [start])
+    with ir.InsertionPoint(folds.body):
+        theirs = memref.load(partials, [folds.induction_variable])
+        scf.YieldOp([match.clone_combiner(folds.inner_iter_args[0], theirs)])
+    return folds.results[0]
+
+
+def _forwarded_init(match: "SerialReduction"):
+    """(the store, the loads) when acc is set once before the reduction loop, in its
+    block, and otherwise only read after the loop in that block: every work-item can
+    then fold the partials from the stored value itself, and the loads take its
+    result. Else None."""
+    loop = op_of(match.loop)
+    block = loop.block
+    store, loads = None, []
+    for user in users_through_views(match.accumulator):
+        user = op_of(user)
+        if is_nested_in(user, loop):
+            continue
+        mine = ancestor_in(user, block)
+        if mine is None:
+            return None
+        if user.name in ("memref.store", "memref.copy") and mine == user and \
+                block_order(user) < block_order(loop) and _sets(user, match.accumulator):
+            if store is not None:
+                return None
+            store = user
+        elif user.name == "memref.load" and block_order(loop) < block_order(mine):
+            loads.append(user)
+        else:
+            return None
+    if store is None:
+        return None
+    return store, loads
+
+
+def _sets(op, accumulator) -> bool:
+    """Whether `op` is a store into the accumulator, or a copy of one element into it."""
+    if op.name == "memref.store":
+        return op.operands[1] == accumulator
+    return op.operands[1] == accumulator and ir.MemRefType(op.operands[0].type).rank == 0
+
+
+def _stored_value(op) -> ir.Value:
+    """The value a store or a one-element copy (_sets) writes, read at its place."""
+    if op.name == "memref.store":
+        return op.operands[0]
+    with op.location, ir.InsertionPoint(op):
+        return memref.load(op.operands[0], [])
+
+
+def _tree_step(sharing, match: "SerialReduction", partials, valid, known, span: int, fanout: int):
     """partials[lid] <op>= partials[lid + k * span] for k < fanout, on the work-items
-    below `span` that hold a partial, each partner only where it holds one."""
+    below `span` that hold a partial, each partner only where it holds one (tested
+    unless the loop's known length says so)."""
     index = ir.IndexType.get()
     c = lambda v: arith.constant(index, v)  # noqa: E731
-    active = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, sharing.lid, c(span)),
-                        arith.cmpi(arith.CmpIPredicate.ult, sharing.lid, valid))
+    active = arith.cmpi(arith.CmpIPredicate.ult, sharing.lid, c(span))
+    if known is None or known < span:
+        active = arith.andi(active, arith.cmpi(arith.CmpIPredicate.ult, sharing.lid, valid))
     step_if = scf.IfOp(active)
     with ir.InsertionPoint(step_if.then_block):
         mine = memref.load(partials, [sharing.lid])
         for k in range(1, fanout):
             partner = arith.addi(sharing.lid, c(k * span))
+            if known is not None and (k + 1) * span <= known:
+                mine = match.clone_combiner(mine, memref.load(partials, [partner]))
+                continue
             has_partner = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, partner, valid),
                                    [mine.type], has_else=True)
             with ir.InsertionPoint(has_partner.then_block):
