@@ -250,6 +250,21 @@ def test_tree_shape_still_correct(tree, shape, dims):
     assert "tree through __local" in report.launch[0] and "barrier" in source
 
 
+def test_tree_shape_argmax_keeps_the_first_tie(tree):
+    """The tree folds 8 partials per level (256 -> 32 -> 4, a barrier after each write,
+    then every work-item folds the last 4): pairs still combine in the order of their
+    indices, so ties keep the first."""
+    x = rng.standard_normal((50, 300)).astype(np.float32)
+    x[7, 100:104] = 9.0
+    x[9, [3, 35, 67, 99, 131, 163, 195, 227, 259, 291]] = 9.0   # one per partial's walk
+    (values, indices), report, source = run(ARGMAX.replace("INDEX", "s32"), [x])
+    np.testing.assert_array_equal(values, x.max(1))
+    np.testing.assert_array_equal(indices, x.argmax(1))
+    assert "tree through __local" in report.launch[0]
+    assert source.count("barrier(CLK_LOCAL_MEM_FENCE);") == 3, source
+    assert "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)" not in source
+
+
 def test_clean_under_oclgrind(per_work_item, tmp_path, monkeypatch):
     """The per-work-item kernels (rows past the end of the last group, lanes, the rest
     loop, packed argmax) make no invalid accesses. Without --uninitialized: Oclgrind

@@ -6,7 +6,8 @@ reduced block, the contiguous reduced block, kept dims after it):
   device (`builder.target.row_reduction`, see target.py):
     tree (GPUs): one work-group per output element; work-item t accumulates
       elements t, t+L, t+2L, ... of the row, then a tree through a __local array of
-      L values (halving with a barrier per level);
+      L values (folding 8 per level, a barrier after each; every work-item folds the
+      last level's partials itself);
     per_work_item (CPU devices): one work-item per row, several rows per
       work-group and no barriers; the work-item walks its row `lanes` elements at a
       time, lane j accumulating into accumulators of its own, then combines the
@@ -15,7 +16,8 @@ reduced block, the contiguous reduced block, kept dims after it):
       one vector accumulator per reduced value) when every lane computes alike;
   column reduction (K2 > 1): a work-group covers 32 consecutive columns with 8 rows
       of work-items; each accumulates every 8th row of its column, then a tree over
-      the 8 rows through a __local 8x33 array.
+      the 8 rows through a __local 8x33 array (one barrier; every work-item folds
+      its column's 8 partials).
 
 Each shape is one indexing map `(th_x, bl_x)[symbols] -> (row, reduced position)`
 (columns: `(K1 index, reduced row, column)`), printed in the fusion report; the kernel
@@ -175,29 +177,68 @@ def _combine(builder, k, heroes, a, b):
     return out
 
 
-def _tree(builder, k, heroes, partials, types, slot, lane, levels, shape):
-    """Stores the partials in __local arrays, then halves them `levels` times;
-    `slot(i)` is the array index of lane i (same row/column)."""
+# A gpu.barrier's unit attribute: the work-items share `__local` memory alone across it
+# (the OpenCL emitter fences only that).
+LOCAL_FENCE = "opencl.local_fence"
+# Partials a work-item folds per tree level: 256 partials take three levels
+# (256 -> 32 -> 4 -> 1), one barrier each, where halving took eight.
+TREE_FANOUT = 8
+
+
+def tree_levels(count: int) -> list:
+    """[(stride, fanout)] of the levels that fold `count` (a power of two) partials
+    into one: at each, lane i < stride folds lanes i + j * stride, j < fanout."""
+    assert count & (count - 1) == 0, f"a tree over {count} partials"
+    levels = []
+    while count > 1:
+        fanout = min(TREE_FANOUT, count)
+        count //= fanout
+        levels.append((count, fanout))
+    return levels
+
+
+def _tree(builder, k, heroes, partials, types, slot, lane, count, shape):
+    """Stores the partials in __local arrays and folds the `count` of them
+    (tree_levels), a barrier after each level that writes them, fencing `__local`
+    memory alone (nothing else is shared across it); every work-item folds the last
+    level's partials itself, in registers: -> the reduced values. `slot(i)` is the array
+    index of lane i (same row/column)."""
     tiles = []
     for n, (p, t) in enumerate(zip(partials, types)):
         with named(f"partial{n}"):
             tile = tensor.empty(shape, t)
         tiles.append(tensor.insert(p, tile, slot(lane)))
-    gpu.barrier()
-    for stride in levels:
+    _local_barrier()
+    levels = tree_levels(count)
+    for stride, fanout in levels[:-1]:
         active = cmp_lt(lane, const_index(stride))
         op = scf.IfOp(active, [t.type for t in tiles], has_else=True)
         with ir.InsertionPoint(op.then_block):
-            other = arith.addi(lane, const_index(stride))
-            mine = [tensor.extract(t, slot(lane)) for t in tiles]
-            theirs = [tensor.extract(t, slot(other)) for t in tiles]
-            combined = _combine(builder, k, heroes, mine, theirs)
+            combined = _fold_slots(builder, k, heroes, tiles, slot, lane, stride, fanout)
             scf.yield_([tensor.insert(c, t, slot(lane)) for c, t in zip(combined, tiles)])
         with ir.InsertionPoint(op.else_block):
             scf.yield_(tiles)
         tiles = list(op.results)
-        gpu.barrier()
-    return tiles
+        _local_barrier()
+    if not levels:
+        return [tensor.extract(t, slot(const_index(0))) for t in tiles]
+    _stride, fanout = levels[-1]
+    return _fold_slots(builder, k, heroes, tiles, slot, const_index(0), 1, fanout)
+
+
+def _fold_slots(builder, k, heroes, tiles, slot, first, stride, fanout) -> list:
+    """The partials of slots first, first + stride, ... (`fanout` of them), folded in
+    that order."""
+    combined = [tensor.extract(t, slot(first)) for t in tiles]
+    for j in range(1, fanout):
+        other = arith.addi(first, const_index(j * stride))
+        theirs = [tensor.extract(t, slot(other)) for t in tiles]
+        combined = _combine(builder, k, heroes, combined, theirs)
+    return combined
+
+
+def _local_barrier() -> None:
+    gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
 
 
 def _write_outputs(builder, k, heroes, reduced, out_index, condition):
@@ -259,13 +300,7 @@ def _row_tree(builder, heroes, layout, K1, R):
         start, stop, step = loop_bounds(strided_loop(index_map, 1, 0), ids,
                                         index_product(red, k.tensors))
         partials, types = _accumulate(builder, k, heroes, input_index, start, stop, step)
-        levels = []
-        s = threads // 2
-        while s >= 1:
-            levels.append(s)
-            s //= 2
-        tiles = _tree(builder, k, heroes, partials, types, lambda i: [i], tid, levels, [threads])
-        reduced = [tensor.extract(t, [const_index(0)]) for t in tiles]
+        reduced = _tree(builder, k, heroes, partials, types, lambda i: [i], tid, threads, [threads])
         first = arith.cmpi(arith.CmpIPredicate.eq, tid, const_index(0))
         final = _write_outputs(builder, k, heroes, reduced, kept, first)
         k.finish(final, grid(index_map, K1), "row reduction")
@@ -466,12 +501,8 @@ def _column(builder, heroes, layout, K1, R, K2):
             return kept1 + delinearize(r, red, k.tensors) + kept2
         _, stop, step = loop_bounds(walk, ids, index_product(red, k.tensors))
         partials, types = _accumulate(builder, k, heroes, input_index, ty, stop, step)
-        levels = [COLUMN_ROWS // 2]
-        while levels[-1] > 1:
-            levels.append(levels[-1] // 2)
-        tiles = _tree(builder, k, heroes, partials, types, lambda i: [i, tx], ty, levels,
-                      [COLUMN_ROWS, COLUMNS + 1])
-        reduced = [tensor.extract(t, [const_index(0), tx]) for t in tiles]
+        reduced = _tree(builder, k, heroes, partials, types, lambda i: [i, tx], ty, COLUMN_ROWS,
+                        [COLUMN_ROWS, COLUMNS + 1])
         first = arith.cmpi(arith.CmpIPredicate.eq, ty, const_index(0))
         if col_ok is not None:
             first = arith.andi(first, col_ok)
