@@ -5,8 +5,9 @@
 // frontend's serial loop `for k = 1 to 64: acc += x[k]; y[k] = acc` becomes, for 64
 // lanes of one element each: every lane folds its chunk into `partials[0][lid]`; six
 // Hillis-Steele steps (d = 1, 2, 4, ..., 32) add the total of the lane d places back,
-// between the halves of a double buffer, a barrier after each; every lane scans its
-// chunk again from the total of the lanes before it and stores where the loop stored.
+// between the halves of a double buffer, a barrier after each (fencing `__local` memory
+// alone: only the partials are shared across them); every lane scans its chunk again
+// from the total of the lanes before it and stores where the loop stored.
 
 // CHECK-LABEL: func.func @cumsum_rows
 // CHECK:       %[[LID:.*]] = gpu.thread_id x
@@ -21,9 +22,9 @@
 // CHECK:           arith.addf
 // CHECK:         memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}, %[[LID]]] : memref<2x128xf32>
 // CHECK-NEXT:  }
-// CHECK-NEXT:  gpu.barrier
+// CHECK-NEXT:  gpu.barrier {opencl.local_fence}
 // CHECK-COUNT-6: arith.cmpi uge, %[[LANE]]
-// CHECK:       gpu.barrier
+// CHECK:       gpu.barrier {opencl.local_fence}
 // CHECK:       scf.if
 // CHECK:         arith.cmpi eq, %[[LANE]]
 // CHECK:         memref.store %{{.*}}, %[[Y]][%{{.*}}] : memref<64xf32>
