@@ -1,13 +1,15 @@
-"""GPU shapes: the work-items of a work-group share each copy of a tile from global
+"""GPU shapes: the work-items of a work-group share each copy between a tile and global
 memory that converts its elements (fp16 / bf16 rows into the float tiles the emitter
-prints for them), as they share the async copies of other element types.
+prints for them, and the tiles' floats back into fp16 / bf16 rows), as they share the
+async copies of other element types.
 
-Such a copy (`memref.copy` of a global view into a `__local` tile) would otherwise be a
-single-work-item section (work_group_sharing.py): work-item 0 converts the whole tile
-while the others wait at the next barrier. It becomes an `scf.parallel` over the tile's
-static shape whose body loads and stores one element where it lies within the copy's
-extent (copy_loops.py); work_group_sharing distributes it over the work-items like any
-parallel loop (chunks of consecutive elements, barriers from its ownership analysis).
+Such a copy (`memref.copy` of a global view into a `__local` tile, or of a tile into a
+global view) would otherwise be a single-work-item section (work_group_sharing.py):
+work-item 0 converts the whole tile while the others wait at the next barrier. It
+becomes an `scf.parallel` over the tile's static shape whose body loads and stores one
+element where it lies within the copy's extent (copy_loops.py); work_group_sharing
+distributes it over the work-items like any parallel loop (chunks of consecutive
+elements, barriers from its ownership analysis).
 
 fp8 copies are shared alike. Sharing the fp16 copies
 also avoids a device bug (docs/memref-stage.md).
@@ -27,7 +29,7 @@ _FP8 = (ir.Float8E4M3FNType, ir.Float8E5M2Type, ir.Float8E4M3FNUZType, ir.Float8
 
 
 def converting_copy_loops(block: ir.Block) -> list:
-    """Replaces every global -> `__local` copy of fp16 / bf16 / fp8 under `block`
+    """Replaces every global <-> `__local` copy of fp16 / bf16 / fp8 under `block`
     (outside `scf.parallel` bodies) by an `scf.parallel` of element loads and stores
     (_as_loop, copy_loops.py); -> the loops."""
     return [_as_loop(copy) for copy in _converting_copies(block, _NARROW + _FP8)]
@@ -50,14 +52,22 @@ def _is_converting_copy(op, narrow: tuple) -> bool:
         return False
     source, target = op.operands[0], op.operands[1]
     source_type = ir.MemRefType(source.type)
-    return (isinstance(source_type.element_type, narrow) and source_type.rank > 0
-            and not _is_tile(source) and _is_tile(target))
+    if not isinstance(source_type.element_type, narrow) or source_type.rank == 0:
+        return False
+    return (_is_global(source) and _is_tile(target)) or (_is_tile(source) and _is_global(target))
 
 
 def _is_tile(value: ir.Value) -> bool:
     """A view of a `__local` tile (memref.alloc; memref.alloca is private memory)."""
     defining = owner(root_buffer(value))
     return defining is not None and defining.name == "memref.alloc"
+
+
+def _is_global(value: ir.Value) -> bool:
+    """A view of a kernel argument: no buffer of the kernel's own (a `__local` tile or
+    a private array) under it."""
+    defining = owner(root_buffer(value))
+    return defining is None or defining.name not in ("memref.alloc", "memref.alloca")
 
 
 def _as_loop(copy):
@@ -70,7 +80,7 @@ def _as_loop(copy):
         sizes = [size if not ir.ShapedType.is_dynamic_size(size)
                  else memref.dim(source, arith.constant(index, dim))
                  for dim, size in enumerate(ir.MemRefType(source.type).shape)]
-        shape = _tile_shape(target, len(sizes))
+        shape = _tile_shape(target if _is_tile(target) else source, len(sizes))
         loop = copy_loop(source, target, sizes) if shape is None else \
             copy_loop(source, target, shape, extents=sizes)
     op_of(copy).erase()
