@@ -251,9 +251,9 @@ def test_tree_shape_still_correct(tree, shape, dims):
 
 
 def test_tree_shape_argmax_keeps_the_first_tie(tree):
-    """The tree folds 8 partials per level (256 -> 32 -> 4, a barrier after each write,
-    then every work-item folds the last 4): pairs still combine in the order of their
-    indices, so ties keep the first."""
+    """The tree folds 8 partials per level until 8 are left (256 -> 32 -> 8, a barrier
+    after each write), then every work-item folds those 8: pairs still combine in the
+    order of their indices, so ties keep the first."""
     x = rng.standard_normal((50, 300)).astype(np.float32)
     x[7, 100:104] = 9.0
     x[9, [3, 35, 67, 99, 131, 163, 195, 227, 259, 291]] = 9.0   # one per partial's walk

@@ -6,8 +6,8 @@ reduced block, the contiguous reduced block, kept dims after it):
   device (`builder.target.row_reduction`, see target.py):
     tree (GPUs): one work-group per output element; work-item t accumulates
       elements t, t+L, t+2L, ... of the row, then a tree through a __local array of
-      L values (folding 8 per level, a barrier after each; every work-item folds the
-      last level's partials itself);
+      L values (folding 8 per level, a barrier after each, until at most 8 are left;
+      every work-item folds those itself);
     per_work_item (CPU devices): one work-item per row, several rows per
       work-group and no barriers; the work-item walks its row `lanes` elements at a
       time, lane j accumulating into accumulators of its own, then combines the
@@ -180,28 +180,33 @@ def _combine(builder, k, heroes, a, b):
 # A gpu.barrier's unit attribute: the work-items share `__local` memory alone across it
 # (the OpenCL emitter fences only that).
 LOCAL_FENCE = "opencl.local_fence"
-# Partials a work-item folds per tree level: 256 partials take three levels
-# (256 -> 32 -> 4 -> 1), one barrier each, where halving took eight.
+# Partials a work-item folds per tree level, and how many every work-item folds itself
+# at the end (broadcast reads): 256 partials take two levels (256 -> 32 -> 8) and a
+# fold of 8, three barriers where halving took nine. (Only the work-item that writes a
+# result uses the last fold, so compilers sink it into that work-item's branch: a
+# longer last fold would save a barrier at the cost of that work-item's time.)
 TREE_FANOUT = 8
+FINAL_FOLD = 8
 
 
-def tree_levels(count: int) -> list:
-    """[(stride, fanout)] of the levels that fold `count` (a power of two) partials
-    into one: at each, lane i < stride folds lanes i + j * stride, j < fanout."""
+def tree_levels(count: int) -> tuple[list, int]:
+    """([(stride, fanout)] of the levels that fold `count` (a power of two) partials
+    until at most FINAL_FOLD are left: at each, lane i < stride folds lanes
+    i + j * stride, j < fanout; the partials left)."""
     assert count & (count - 1) == 0, f"a tree over {count} partials"
     levels = []
-    while count > 1:
-        fanout = min(TREE_FANOUT, count)
+    while count > FINAL_FOLD:
+        fanout = min(TREE_FANOUT, count // FINAL_FOLD)
         count //= fanout
         levels.append((count, fanout))
-    return levels
+    return levels, count
 
 
 def _tree(builder, k, heroes, partials, types, slot, lane, count, shape):
     """Stores the partials in __local arrays and folds the `count` of them
     (tree_levels), a barrier after each level that writes them, fencing `__local`
-    memory alone (nothing else is shared across it); every work-item folds the last
-    level's partials itself, in registers: -> the reduced values. `slot(i)` is the array
+    memory alone (nothing else is shared across it); every work-item folds the
+    partials left itself, in registers: -> the reduced values. `slot(i)` is the array
     index of lane i (same row/column)."""
     tiles = []
     for n, (p, t) in enumerate(zip(partials, types)):
@@ -209,8 +214,8 @@ def _tree(builder, k, heroes, partials, types, slot, lane, count, shape):
             tile = tensor.empty(shape, t)
         tiles.append(tensor.insert(p, tile, slot(lane)))
     _local_barrier()
-    levels = tree_levels(count)
-    for stride, fanout in levels[:-1]:
+    levels, left = tree_levels(count)
+    for stride, fanout in levels:
         active = cmp_lt(lane, const_index(stride))
         op = scf.IfOp(active, [t.type for t in tiles], has_else=True)
         with ir.InsertionPoint(op.then_block):
@@ -220,10 +225,7 @@ def _tree(builder, k, heroes, partials, types, slot, lane, count, shape):
             scf.yield_(tiles)
         tiles = list(op.results)
         _local_barrier()
-    if not levels:
-        return [tensor.extract(t, slot(const_index(0))) for t in tiles]
-    _stride, fanout = levels[-1]
-    return _fold_slots(builder, k, heroes, tiles, slot, const_index(0), 1, fanout)
+    return _fold_slots(builder, k, heroes, tiles, slot, const_index(0), 1, left)
 
 
 def _fold_slots(builder, k, heroes, tiles, slot, first, stride, fanout) -> list:
