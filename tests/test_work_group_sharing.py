@@ -214,18 +214,20 @@ def test_reduction_to_a_scalar_becomes_a_work_group_tree():
   }
   %sum = memref.load %acc[] : memref<f32>
   memref.store %sum, %out[%c0] : memref<?xf32>""")
-    # partials per work-item, then steps folding 4 partials into one (128 -> 32 -> 8 ->
-    # 2) and a last one folding 2, each followed by a barrier; work-item 0 folds the
-    # result into the accumulator
+    # partials per work-item, then one step in which 16 work-items fold 8 partials each
+    # (128 -> 16), then every work-item folds the 16 from the accumulator's initial value
+    # in a register (set right before the loop, read only after it): no section of
+    # work-item 0 updates the accumulator, only its store of the result
     assert "memref.alloc() : memref<128xf32>" in out
     assert re.search(r"scf.for %\w+ = %\w+ to %c256 step %c128 iter_args", out), out
     assert out.count("math.exp") == 2              # first element, then the rest
-    assert out.count("arith.addf") == 1 + 3 * 3 + 1 + 1  # fold, steps, into acc
-    for span in (32, 8, 2, 1):
-        assert f"arith.cmpi ult, %thread_id_x, %c{span} " in out
+    assert out.count("arith.addf") == 1 + 7 + 1    # fold, the step, the last fold
+    assert "arith.cmpi ult, %thread_id_x, %c16 " in out
+    assert re.search(r"scf.for %\w+ = %c0 to %c16 step %c1 iter_args\(%\w+ = %cst\)", out), out
+    assert "memref<f32>" not in out
     # barriers: fill -> partials (another owner reads the tile), after the partials,
-    # after each step, and before every work-item reads the result
-    assert out.count("gpu.barrier") == 1 + 1 + 4 + 1, out
+    # after the step; none before the result is used
+    assert out.count("gpu.barrier") == 1 + 1 + 1, out
 
 
 def test_an_atomic_orders_the_other_work_items_global_accesses():
@@ -257,8 +259,9 @@ func.func @k(%lock: memref<?xi32>, %data: memref<?xf32>) {
 
 
 def test_a_short_reduction_gets_a_tree_of_its_own_length():
-    # 63 elements for 128 work-items: 63 partials, steps of 4 from 64 only (no step in
-    # which no work-item has a partner): 64 -> 16 -> 4 -> 1
+    # 63 elements for 128 work-items: 63 partials, one step from 64 folding 4 (no step
+    # in which no work-item has a partner; only the partner past 63 is tested): 64 -> 16,
+    # then every work-item folds the 16
     out = rewrite("""
   %acc = memref.alloc() : memref<f32>
   memref.store %zero, %acc[] : memref<f32>
@@ -272,9 +275,9 @@ def test_a_short_reduction_gets_a_tree_of_its_own_length():
   %max = memref.load %acc[] : memref<f32>
   memref.store %max, %out[%c0] : memref<?xf32>""")
     assert "memref.alloc() : memref<63xf32>" in out and "memref<128xf32>" not in out
-    assert out.count("arith.maxnumf") == 1 + 3 * 3 + 1   # fold, steps 16, 4, 1, into acc
-    for span in (16, 4, 1):
-        assert f"arith.cmpi ult, %thread_id_x, %c{span} " in out
+    assert out.count("arith.maxnumf") == 1 + 3 + 1   # fold, the step, the last fold
+    assert "arith.cmpi ult, %thread_id_x, %c16 " in out
+    assert out.count("-> (f32) {") == 3, out   # the two folds' loops, the one partner tested
     assert "arith.cmpi ult, %thread_id_x, %c32 " not in out
 
 
@@ -697,19 +700,15 @@ def assert_race_free(tmp_path, compiled, grid, args, result: int, expected,
 
 @needs_oclgrind
 def test_oclgrind_catches_a_missing_barrier(tmp_path):
-    # softmax: work-item 0 combines the row's partial results into a __local scalar that
-    # every work-item then reads; without the barrier after that section the reads race
-    # with its write. (Other barriers of the kernel, e.g. between tree-reduction steps of
-    # lanes that no later step reads, are not the planted one.)
+    # softmax: 16 work-items fold the row's partial results in a __local array that
+    # every work-item then folds itself; without the barrier between, the reads race
+    # with the writes. (Other barriers of the kernel are not the planted one.)
     compiled, grid, args, _result, _expected = softmax_case()
     source = compiled.asm["cl"]
-    work_item_0 = re.search(r"  bool (\w+) = lid_x == 0;\n", source)
-    assert work_item_0, source
-    section_end = re.search(r"  if \(%s\) \{\n(?:    .*\n)*?    (\w+)\[0\] = \w+;\n  \}\n"
-                            r"(  barrier\(CLK_LOCAL_MEM_FENCE(?: \| CLK_GLOBAL_MEM_FENCE)?\);\n)"
-                            r"  \w+ \w+ = \1\[0\];\n" % work_item_0.group(1), source)
-    assert section_end, source
-    planted = source[:section_end.start(2)] + source[section_end.end(2):]
+    last_fold = re.search(r"\n( +barrier\(CLK_LOCAL_MEM_FENCE\);\n) +float \w+ = \w+;\n"
+                          r" +for \(long \w+ = 0; \w+ < 16; \+\+\w+\) \{\n", source)
+    assert last_fold, source
+    planted = source[:last_fold.start(1)] + source[last_fold.end(1):]
     _results, messages = oclgrind_run(tmp_path, planted, compiled.metadata.name, grid,
                                       compiled.metadata.local_size, args)
     assert "data race" in messages.lower(), messages[-3000:]
