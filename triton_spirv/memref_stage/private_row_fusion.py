@@ -28,6 +28,8 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from ..ir_helpers import constant_index, holds, op_of, owner, root_buffer
+from .affine_nests import is_nested_in
+from .work_group_sharing import is_private
 
 _PURE_PREFIXES = ("arith.", "math.", "index.")
 _PURE_OPS = {"memref.reinterpret_cast", "memref.subview", "memref.cast", "memref.alloca",
@@ -175,10 +177,6 @@ def _at_row(access, round_: ir.Value) -> bool:
     return rank > 0 and indices[0] == round_ and (rank > 1 or access.name.startswith("memref."))
 
 
-def is_private(buffer: ir.Value) -> bool:
-    defining = owner(buffer)
-    return defining is not None and defining.name == "memref.alloca"
-
 
 def _indices(access) -> list:
     """The indices of a load or store (after its memref operand)."""
@@ -253,7 +251,7 @@ def _shrink_privates(loop) -> None:
             allocas.append(alloca)
     for alloca in allocas:
         uses = [op_of(use.owner) for use in alloca.results[0].uses]
-        if not all(inside(use, loop) and _at_row(use, round_) for use in uses):
+        if not all(is_nested_in(use, loop) and _at_row(use, round_) for use in uses):
             continue
         old = ir.MemRefType(alloca.results[0].type)
         with ir.InsertionPoint(alloca), alloca.location:
@@ -277,11 +275,3 @@ def _private_operands(loop) -> list:
     loop.walk(visit)
     return found
 
-
-def inside(op, loop) -> bool:
-    parent = op.parent
-    while parent is not None:
-        if parent == loop:
-            return True
-        parent = parent.parent
-    return False

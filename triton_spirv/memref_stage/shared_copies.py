@@ -22,6 +22,7 @@ from mlir.dialects import arith, memref
 from ..ir_helpers import root_buffer
 from .affine_nests import op_of, owner
 from .copy_loops import copy_loop
+from .work_group_sharing import is_local
 
 _NARROW = (ir.F16Type, ir.BF16Type)
 _FP8 = (ir.Float8E4M3FNType, ir.Float8E5M2Type, ir.Float8E4M3FNUZType, ir.Float8E5M2FNUZType,
@@ -54,7 +55,7 @@ def _is_converting_copy(op, narrow: tuple) -> bool:
     source_type = ir.MemRefType(source.type)
     if not isinstance(source_type.element_type, narrow) or source_type.rank == 0:
         return False
-    return (_is_global(source) and _is_tile(target)) or (_is_tile(source) and _is_global(target))
+    return (not is_local(source) and _is_tile(target)) or (_is_tile(source) and not is_local(target))
 
 
 def _is_tile(value: ir.Value) -> bool:
@@ -62,12 +63,6 @@ def _is_tile(value: ir.Value) -> bool:
     defining = owner(root_buffer(value))
     return defining is not None and defining.name == "memref.alloc"
 
-
-def _is_global(value: ir.Value) -> bool:
-    """A view of a kernel argument: no buffer of the kernel's own (a `__local` tile or
-    a private array) under it."""
-    defining = owner(root_buffer(value))
-    return defining is None or defining.name not in ("memref.alloc", "memref.alloca")
 
 
 def _as_loop(copy):

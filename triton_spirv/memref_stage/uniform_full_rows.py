@@ -26,7 +26,9 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from ..ir_helpers import constant_index, holds, named, op_of, owner
-from .private_row_fusion import holds_synchronization, inside, is_private
+from .affine_nests import is_nested_in
+from .private_row_fusion import holds_synchronization
+from .work_group_sharing import is_private
 
 _CMPI_NE, _CMPI_SLE = 1, 3
 _THREAD_DIMENSIONS = {"x": 0, "y": 1, "z": 2}
@@ -98,7 +100,7 @@ def _row_test(op, loop, sizes: list):
         return None
     bound, extent = compare.operands
     clamp = owner(extent)
-    if clamp is None or clamp.name != "arith.minsi" or inside(clamp, loop):
+    if clamp is None or clamp.name != "arith.minsi" or is_nested_in(clamp, loop):
         return None
     size = constant_index(clamp.operands[1])
     largest = _upper_bound(bound, loop, sizes)
@@ -185,7 +187,7 @@ def _own_private_rows(whole, original, anchor) -> None:
     for inner, i in uses:
         array = inner.operands[i]
         if array not in originals:
-            local = all(inside(use.owner, whole) or inside(use.owner, original)
+            local = all(is_nested_in(use.owner, whole) or is_nested_in(use.owner, original)
                         for use in array.uses)
             copy = None
             if local:

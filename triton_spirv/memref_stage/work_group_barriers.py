@@ -35,7 +35,7 @@ from ..ir_helpers import root_buffer as _root
 from .affine_nests import op_of
 from .affine_nests import memory_access as _memory_access
 from .work_group_sharing import (ANY, LOCAL_FENCE, COLLECTIVE, SINGLE, WRITES, Access, Distribution,
-                                 WorkGroupSharing, collective_copy, entry_block, functions,
+                                 WorkGroupSharing, collective_copy, entry_block, functions, local_barrier,
                                  is_local, is_private, plain_accesses, sharing_of)
 
 
@@ -333,7 +333,7 @@ def _enter_uniform_loops_after_a_barrier(block: ir.Block) -> None:
     for op in list(block.operations):
         if _is_uniform_loop(op) and _work_item_branch_since_barrier(op):
             with op.location, ir.InsertionPoint(op):
-                gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
+                local_barrier()
 
 
 def _is_uniform_loop(op) -> bool:
@@ -374,11 +374,11 @@ def _isolate_register_blocks(block: ir.Block) -> None:
         before, after = _neighbours(op)
         if before is None or before.name != "gpu.barrier":
             with op.location, ir.InsertionPoint(op):
-                gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
+                local_barrier()
         if after is not None and after.name != "gpu.barrier" and \
                 after.name not in ("scf.yield", "func.return"):
             with op.location, ir.InsertionPoint(after):
-                gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
+                local_barrier()
 
 
 def _is_register_block_loop(op) -> bool:

@@ -31,12 +31,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref, scf
+from mlir.dialects import arith, memref, scf
 
 from ..ir_helpers import root_buffer
 from .affine_nests import (body_ops, constant_index, induction_var, is_alloc, is_nested_in,
                            matched_loops, op_of, owner)
-from .work_group_sharing import (ANY, LOCAL_FENCE, entry_block, functions, plain_accesses,
+from .work_group_sharing import (ANY, entry_block, functions, local_barrier, plain_accesses,
                                  sharing_of)
 
 
@@ -355,7 +355,7 @@ def _scan_chunk_totals(build: _Builder, partials: list, lid, lane, lanes: int, s
         for total, buffer in zip(build.fold(start, end), partials):
             memref.store(total, buffer, [c(0), lid])
         scf.YieldOp([])
-    _partials_barrier()
+    local_barrier()
     half, distance = 0, 1
     while distance < lanes:
         step = scf.IfOp(active)
@@ -372,16 +372,10 @@ def _scan_chunk_totals(build: _Builder, partials: list, lid, lane, lanes: int, s
             for value, buffer in zip(pick.results, partials):
                 memref.store(value, buffer, [c(1 - half), lid])
             scf.YieldOp([])
-        _partials_barrier()
+        local_barrier()
         half, distance = 1 - half, distance * 2
     return half
 
-
-def _partials_barrier() -> None:
-    """A barrier between the steps, which share the `__local` partials alone: it fences
-    local memory. (The barrier analysis sees the scan as one op and orders what comes
-    before and after it on its own.)"""
-    gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
 
 
 def _scan_chunks(build: _Builder, partials: list, final, lid, lane, start, end,

@@ -72,6 +72,14 @@ SINGLE_WORK_ITEM = "opencl.single_work_item"
 LOCAL_FENCE = "opencl.local_fence"
 
 
+def local_barrier():
+    """A gpu.barrier at the insertion point that fences `__local` memory alone: for
+    steps that share only `__local` arrays (a tree's or a scan's partials)."""
+    barrier = gpu.barrier()
+    barrier.attributes[LOCAL_FENCE] = ir.UnitAttr.get()
+    return barrier
+
+
 WRITES = ("memref.store", "vector.store", "vector.transfer_write", "memref.copy",
            "memref.atomic_rmw", "memref.generic_atomic_rmw", "gpu.printf")
 

@@ -36,8 +36,9 @@ from __future__ import annotations
 from math import prod
 
 from mlir import ir
-from mlir.dialects import arith, gpu, scf, tensor
+from mlir.dialects import arith, scf, tensor
 
+from ...memref_stage.work_group_sharing import local_barrier
 from ..elemental import Elemental, compute_type, const_index, reduce_operands
 from ..indexing import (Dim, IndexingMap, Sym, add, coefficient, constraints_on, mul,
                         strided_loop, symbol_extent, work_group_size)
@@ -177,9 +178,6 @@ def _combine(builder, k, heroes, a, b):
     return out
 
 
-# A gpu.barrier's unit attribute: the work-items share `__local` memory alone across it
-# (the OpenCL emitter fences only that).
-LOCAL_FENCE = "opencl.local_fence"
 # Partials a work-item folds per tree level, and how many every work-item folds itself
 # at the end (broadcast reads): 256 partials take two levels (256 -> 32 -> 8) and a
 # fold of 8, three barriers where halving took nine. (Only the work-item that writes a
@@ -213,7 +211,7 @@ def _tree(builder, k, heroes, partials, types, slot, lane, count, shape):
         with named(f"partial{n}"):
             tile = tensor.empty(shape, t)
         tiles.append(tensor.insert(p, tile, slot(lane)))
-    _local_barrier()
+    local_barrier()
     levels, left = tree_levels(count)
     for stride, fanout in levels:
         active = cmp_lt(lane, const_index(stride))
@@ -224,7 +222,7 @@ def _tree(builder, k, heroes, partials, types, slot, lane, count, shape):
         with ir.InsertionPoint(op.else_block):
             scf.yield_(tiles)
         tiles = list(op.results)
-        _local_barrier()
+        local_barrier()
     return _fold_slots(builder, k, heroes, tiles, slot, const_index(0), 1, left)
 
 
@@ -238,9 +236,6 @@ def _fold_slots(builder, k, heroes, tiles, slot, first, stride, fanout) -> list:
         combined = _combine(builder, k, heroes, combined, theirs)
     return combined
 
-
-def _local_barrier() -> None:
-    gpu.barrier().attributes[LOCAL_FENCE] = ir.UnitAttr.get()
 
 
 def _write_outputs(builder, k, heroes, reduced, out_index, condition):
