@@ -120,14 +120,21 @@ def _broadcast(emitter, op) -> None:
     text = emitter.operand(source)
     # A splat is never the Python value itself: named after the scalar it repeats.
     role = f"{text}_splat" if is_identifier(text) else "splat"
-    emitter.define(op, result, f"({ctype})({text})", role=role, python_name=False)
+    emitter.define(op, result, f"({ctype})({_mask_lane(source, text)})", role=role,
+                   python_name=False)
+
+
+def _mask_lane(value: ir.Value, text: str) -> str:
+    """A scalar as a vector lane: a bool is 0 / -1 there, as comparisons of vectors
+    give and select() reads (its top bit)."""
+    return f"{text} ? -1 : 0" if ct.scalar_kind(value.type) == "i1" else text
 
 
 def _from_elements(emitter, op) -> None:
     result = op.results[0]
     if ir.VectorType(result.type).rank != 1:
         raise error_at(op, "only 1-D vectors are supported")
-    lanes = ", ".join(emitter.operand(v) for v in op.operands)
+    lanes = ", ".join(_mask_lane(v, emitter.operand(v)) for v in op.operands)
     emitter.define(op, result, f"({emitter.ctype_of(op, result)})({lanes})", role="lanes")
 
 
