@@ -37,15 +37,28 @@ def _scalar_loops_over(cl: str, name: str) -> list:
     return re.findall(rf"\bfloat \w+ = {name}(?:_float)?\(", cl)
 
 
-def test_layer_norm_gelu_persistent_reduction():
+def _serial_row_loops(cl: str) -> list:
+    """Loops over 64 or more elements that one work-item runs from 0 (`for (long i = 0;
+    i < 1023; ++i)`): on GPU shapes a row's reduction is shared by the work-group, each
+    work-item's loop starts at its own id."""
+    counts = re.findall(r"for \(long \w+ = 0; \w+ < (\d+); \+\+\w+\)", cl)
+    return [int(n) for n in counts if int(n) >= 64]
+
+
+# XBLOCK=1: one row per program, as Inductor picks for few rows (its row total a
+# [1, 1] tile); 8: eight rows per program.
+@pytest.mark.parametrize("xblock, rows", [(1, 512), (8, 4096)])
+def test_layer_norm_gelu_persistent_reduction(xblock, rows):
     torch.manual_seed(0)
-    x, w, b = torch.randn(4096, 1024), torch.randn(1024), torch.randn(1024)
+    x, w, b = torch.randn(rows, 1024), torch.randn(1024), torch.randn(1024)
     out = torch.full_like(x, float("nan"))
-    compiled = K.triton_per_fused_gelu_mul_native_layer_norm_0[(4096 // 8,)](
-        out, x, w, b, 4096, 1024, XBLOCK=8)
+    compiled = K.triton_per_fused_gelu_mul_native_layer_norm_0[(rows // xblock,)](
+        out, x, w, b, rows, 1024, XBLOCK=xblock)
     expected = F.gelu(F.layer_norm(x, (1024,), w, b)) * 2
     torch.testing.assert_close(out, expected, atol=1e-4, rtol=1e-4)
-    if CPU_SHAPE:
+    if not CPU_SHAPE:
+        assert not _serial_row_loops(compiled.asm["cl"])
+    elif xblock == 8:
         cl = compiled.asm["cl"]
         # the tail after the row statistics: one vector loop, erf on 16 lanes, the
         # row's rsqrt once per vector
@@ -54,16 +67,19 @@ def test_layer_norm_gelu_persistent_reduction():
         assert re.search(r"float16 \w+ = \(float16\)\(\w+\);", cl)   # a row's value, splat
 
 
-def test_softmax_persistent_reduction():
+@pytest.mark.parametrize("xblock, rows", [(1, 512), (8, 4096)])
+def test_softmax_persistent_reduction(xblock, rows):
     torch.manual_seed(0)
-    x = torch.randn(4096, 1024) * 3
+    x = torch.randn(rows, 1024) * 3
     x[5, 7] = float("inf")    # the row Inductor's `any` check sends down the other branch
     out = torch.full_like(x, float("nan"))
-    compiled = K.triton_per_fused__softmax_abs_all_amax_eq_mul_ne_sub_0[(4096 // 8,)](
-        out, x, 4096, 1024, XBLOCK=8)
+    compiled = K.triton_per_fused__softmax_abs_all_amax_eq_mul_ne_sub_0[(rows // xblock,)](
+        out, x, rows, 1024, XBLOCK=xblock)
     expected = torch.softmax(x * 0.5, -1)
     torch.testing.assert_close(out, expected, atol=1e-6, rtol=1e-5, equal_nan=True)
-    if CPU_SHAPE:
+    if not CPU_SHAPE:
+        assert not _serial_row_loops(compiled.asm["cl"])
+    elif xblock == 8:
         cl = compiled.asm["cl"]
         assert "= maximum_float16(" in cl             # max2 reduces in 16 lanes
         assert re.search(r"float16 \w+ = exp\(", cl)  # exp of the whole row on vectors
@@ -87,8 +103,15 @@ def test_looped_reduction():
     torch.manual_seed(0)
     x = torch.randn(64, 20000)
     out = torch.full((64, 1), float("nan"))
-    K.triton_red_fused_mul_sum_0[(64,)](x, out, 64, 20000, XBLOCK=1, R0_BLOCK=2048)
+    compiled = K.triton_red_fused_mul_sum_0[(64,)](x, out, 64, 20000, XBLOCK=1, R0_BLOCK=2048)
     torch.testing.assert_close(out[:, 0], (x * x).sum(-1), atol=1e-2, rtol=1e-5)
+    cl = compiled.asm["cl"]
+    if not CPU_SHAPE:
+        assert not _serial_row_loops(cl)
+    else:
+        # the where-accumulator's block in 16 lanes, its mask from the lanes' indices
+        assert not re.search(r"for \(long \w+ = 0; \w+ < 2048; \+\+\w+\)", cl)
+        assert re.search(r"float16 \w+ = select\(", cl)
 
 
 # ---------------------------------------------------------------------------------------

@@ -71,3 +71,40 @@ module {
     return
   }
 }
+
+// -----
+
+// Inductor's looped reduction, one block of a row: `r0_index = r0_offset + r0_base;
+// mask = (r0_index < r0_numel) & xmask; acc = tl.where(mask, acc + x * x, acc)`. The
+// induction variable cast to i32 becomes the lanes' indices (its value broadcast, plus
+// 0 ... 15), the i32 add and compare run on vectors, the row's flag is broadcast, and
+// the select picks lane by lane on the mask.
+
+// CHECK-LABEL: func.func @lane_indices
+// CHECK:       %[[ROW_OK:.*]] = vector.broadcast %arg5 : i1 to vector<16xi1>
+// CHECK:       affine.for %[[J:.*]] = 0 to 64 step 16 {
+// CHECK:         %[[FIRST:.*]] = arith.index_cast %[[J]] : index to i32
+// CHECK-NEXT:    %[[LANES:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : vector<16xi32>
+// CHECK-NEXT:    %[[SPLAT:.*]] = vector.broadcast %[[FIRST]] : i32 to vector<16xi32>
+// CHECK-NEXT:    %[[INDEX:.*]] = arith.addi %[[SPLAT]], %[[LANES]] : vector<16xi32>
+// CHECK:         %[[COLUMN:.*]] = arith.addi %{{.*}}, %[[INDEX]] : vector<16xi32>
+// CHECK-NEXT:    %[[IN:.*]] = arith.cmpi slt, %[[COLUMN]], %{{.*}} : vector<16xi32>
+// CHECK-NEXT:    %[[MASK:.*]] = arith.andi %[[IN]], %[[ROW_OK]] : vector<16xi1>
+// CHECK-NEXT:    %[[NEW:.*]] = arith.select %[[MASK]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-NEXT:    affine.vector_store %[[NEW]], %{{.*}}[0, %[[J]]] : memref<1x64xf32>, vector<16xf32>
+
+func.func @lane_indices(%x: memref<1x64xf32>, %acc: memref<1x64xf32>, %out: memref<1x64xf32>, %offset: i32, %n: i32, %row_ok: i1) {
+  affine.for %j = 0 to 64 {
+    %old = affine.load %acc[0, %j] : memref<1x64xf32>
+    %v = affine.load %x[0, %j] : memref<1x64xf32>
+    %sq = arith.mulf %v, %v : f32
+    %s = arith.addf %old, %sq : f32
+    %base = arith.index_cast %j : index to i32
+    %column = arith.addi %offset, %base : i32
+    %in = arith.cmpi slt, %column, %n : i32
+    %mask = arith.andi %in, %row_ok : i1
+    %new = arith.select %mask, %s, %old : f32
+    affine.store %new, %out[0, %j] : memref<1x64xf32>
+  }
+  return
+}

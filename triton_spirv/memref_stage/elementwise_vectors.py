@@ -26,7 +26,7 @@ iteration reads what another writes); anything else is left as it was.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import affine, vector
+from mlir.dialects import affine, arith, vector
 
 from ..ir_helpers import op_of, owner, root_buffer
 from .affine_nests import body_ops, constant_extent, induction_var
@@ -124,7 +124,7 @@ def _varying_values(loop, width: int) -> set | None:
         elif not _is_pure_scalar(op) or len(op.results) != 1:
             return None
         elif any(v in varying for v in op.operands):
-            if not _vector_op(op, varying):
+            if not _vector_op(op, varying, iv):
                 return None
             varying.add(op.results[0])
     if not stored or any(buffer in stored for buffer in invariant_loads):
@@ -134,20 +134,34 @@ def _varying_values(loop, width: int) -> set | None:
     return varying if all(len(keys) == 1 for keys in stored.values()) else None
 
 
-def _vector_op(op, varying: set) -> bool:
+def _vector_op(op, varying: set, iv: ir.Value) -> bool:
     """Whether `op`, which reads a moving value, has a WIDTH-wide form: an f32 op of
-    _ELEMENTWISE, a select between f32 values on a condition that does not move
-    (OpenCL's `c ? a : b` with a scalar `c` picks whole vectors), or one of the ops of
-    an i1 flag stored as bytes (_FLAG_OPS: Inductor's `x != x | abs(x) == inf` before
-    an `any`, whose reduction runs on i8, ttir_to_linalg/reductions.py)."""
+    _ELEMENTWISE, a select between f32 values (OpenCL's `c ? a : b` with a scalar `c`
+    picks whole vectors, select() with a mask lane by lane), one of the ops of an i1
+    flag stored as bytes (_FLAG_OPS: Inductor's `x != x | abs(x) == inf` before an
+    `any`, whose reduction runs on i8, ttir_to_linalg/reductions.py), or the i32
+    index arithmetic of a mask along the loop: the induction variable cast to i32 (the
+    lanes' indices, iv + 0 ... iv + WIDTH - 1) and i32 adds, subtractions and products
+    of it (Inductor's looped reductions: `r0_index = r0_offset + r0_base;
+    r0_mask = r0_index < r0_numel`)."""
     name = op.operation.name
     values = list(op.operands) + list(op.results)
     if name == "arith.select":
-        return op.operands[0] not in varying and all(_is_f32(v.type) for v in values[1:])
+        # A moving condition is a mask: select() picks lane by lane.
+        return all(_is_f32(v.type) for v in values[1:])
+    if name in _INDEX_CASTS:
+        return op.operands[0] == iv and _is_int(32)(op.results[0].type)
+    if name in _INT_OPS:
+        return all(_is_int(32)(v.type) for v in values)
     if name in _FLAG_OPS:
         operands, result = _FLAG_OPS[name]
         return all(operands(v.type) for v in op.operands) and result(op.results[0].type)
     return name in _ELEMENTWISE and all(_is_f32(v.type) for v in values)
+
+
+# The induction variable as an i32, and i32 arithmetic on such indices.
+_INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
+_INT_OPS = ("arith.addi", "arith.subi", "arith.muli")
 
 
 def _is_int(*widths: int):
@@ -191,20 +205,34 @@ def _rewrite(loop, width: int, varying: set) -> None:
         elif op.results and op.results[0] in varying:
             replaced.append(op)
             with ir.InsertionPoint(op.operation), op.location:
-                vectors[op.results[0]] = _vector_form(op, vtype(op.results[0]), as_vector)
+                vectors[op.results[0]] = _vector_form(op, vtype(op.results[0]), as_vector, varying)
     for op in reversed(replaced):   # users before their definitions
         op.operation.erase()
 
 
-def _vector_form(op, vtype, as_vector) -> ir.Value:
+def _vector_form(op, vtype, as_vector, varying: set) -> ir.Value:
     name = op.operation.name
     if name == "affine.load":
         return affine.AffineVectorLoadOp(
             vtype, op.operands[0], list(op.operands)[1:], op.attributes["map"]).result
+    if name in _INDEX_CASTS:
+        return _lane_indices(op, vtype)
     operands = list(op.operands)
     # A select's scalar condition picks whole vectors; every other operand is a vector.
-    first = 1 if name == "arith.select" else 0
+    first = 1 if name == "arith.select" and operands[0] not in varying else 0
     operands[first:] = [as_vector(v, op) for v in operands[first:]]
     attributes = {a: op.attributes[a] for a in op.attributes}
     return ir.Operation.create(name, results=[vtype], operands=operands,
                                attributes=attributes).results[0]
+
+
+def _lane_indices(cast, vtype) -> ir.Value:
+    """The induction variable cast (`cast`, its first lane's index), broadcast, plus
+    0, 1, ..., WIDTH - 1."""
+    first = ir.Operation.create(cast.operation.name, results=[cast.results[0].type],
+                                operands=[cast.operands[0]]).results[0]
+    lanes = ir.VectorType(vtype).shape[0]
+    element = ir.VectorType(vtype).element_type
+    offsets = arith.ConstantOp(vtype, ir.DenseElementsAttr.get(
+        [ir.IntegerAttr.get(element, k) for k in range(lanes)], type=vtype)).result
+    return arith.addi(vector.BroadcastOp(vtype, first).result, offsets)
