@@ -109,3 +109,51 @@ func.func @old_value_used(%out: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Inductor's looped reduction (`_tmp3 = tl.where(r0_mask & xmask, _tmp3 + x * x, _tmp3)`
+// over an [XBLOCK=1, R0_BLOCK=64] tile): the tile's unit row is indexed by a constant 0
+// and the loop runs over the columns alone. Each iteration still reads the old sum only
+// at the element it writes: it writes the sum itself.
+
+// CHECK-LABEL: func.func @unit_row
+// CHECK:       %[[ACC:.*]] = memref.alloc() : memref<1x64xf32>
+// CHECK-NOT:   memref.alloc() : memref<1x64xf32>
+// CHECK:       scf.for
+// CHECK:         scf.parallel (%[[J:.*]]) =
+// CHECK:           %[[OLD:.*]] = memref.load %[[ACC]][%c0, %[[J]]]
+// CHECK:           memref.store %{{.*}}, %[[ACC]][%c0, %[[J]]]
+// CHECK-NEXT:      scf.reduce
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+// CHECK-NEXT:  memref.copy %[[ACC]], %arg2
+
+func.func @unit_row(%x: memref<1x64xf32>, %n: index, %out: memref<1x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<1x64xf32>
+  scf.parallel (%j) = (%c0) to (%c64) step (%c1) {
+    memref.store %zero, %acc[%c0, %j] : memref<1x64xf32>
+    scf.reduce
+  }
+  %next = memref.alloc() : memref<1x64xf32>
+  scf.for %k = %c0 to %n step %c64 {
+    scf.parallel (%j) = (%c0) to (%c64) step (%c1) {
+      %old = memref.load %acc[%c0, %j] : memref<1x64xf32>
+      %v = memref.load %x[%c0, %j] : memref<1x64xf32>
+      %sq = arith.mulf %v, %v : f32
+      %s = arith.addf %old, %sq : f32
+      %col = arith.addi %k, %j : index
+      %in = arith.cmpi slt, %col, %n : index
+      %new = arith.select %in, %s, %old : f32
+      memref.store %new, %next[%c0, %j] : memref<1x64xf32>
+      scf.reduce
+    }
+    memref.copy %next, %acc : memref<1x64xf32> to memref<1x64xf32>
+  }
+  memref.copy %acc, %out : memref<1x64xf32> to memref<1x64xf32>
+  return
+}

@@ -32,8 +32,9 @@ from __future__ import annotations
 from mlir import ir
 
 from ..ir_helpers import block_order as _position
-from .affine_nests import (access_width, ancestor_in, is_alloc, is_nested_in, kernel_ops,
-                           memory_access, op_of, users_through_views, whole_tile_steps)
+from .affine_nests import (access_width, ancestor_in, constant_index, is_alloc, is_nested_in,
+                           kernel_ops, memory_access, op_of, users_through_views,
+                           whole_tile_steps)
 
 
 def update_in_place(module: ir.Module) -> int:
@@ -72,11 +73,33 @@ def _writing_loop(stores: list, tile: ir.Value):
             any(op_of(s).parent != loop for s in stores):
         return None
     ivs = list(loop.regions[0].blocks[0].arguments)
-    steps = whole_tile_steps(loop, ir.MemRefType(tile.type).shape)
-    if steps is None or \
-            any(memory_access(s)[1] != ivs or access_width(s) != steps[-1] for s in stores):
+    shape = ir.MemRefType(tile.type).shape
+    if len(shape) > len(ivs):      # an [XBLOCK=1, R] tile: the loop runs over R alone
+        indices = memory_access(stores[0])[1]
+        if not _unit_dimensions_at_zero(shape, indices):
+            return None
+        shape = [size for size, index in zip(shape, indices) if constant_index(index) is None]
+    steps = whole_tile_steps(loop, shape)
+    if steps is None or any(not _at_ivs(memory_access(s)[1], ivs) or
+                            access_width(s) != steps[-1] for s in stores):
         return None
     return loop
+
+
+def _unit_dimensions_at_zero(shape: list, indices: list) -> bool:
+    """Whether every index that is a constant indexes a dimension of size 1 at 0."""
+    for size, index in zip(shape, indices):
+        value = constant_index(index)
+        if value is not None and (size != 1 or value != 0):
+            return False
+    return True
+
+
+def _at_ivs(indices: list, ivs: list) -> bool:
+    """Whether `indices` are the loop's induction variables in order, with constant 0s
+    (_unit_dimensions_at_zero) between them."""
+    return [index for index in indices if constant_index(index) is None] == ivs and \
+        all(constant_index(index) == 0 for index in indices if index not in ivs)
 
 
 def _reads_only_own_elements(loop, old: ir.Value, stores: list) -> bool:
@@ -89,11 +112,19 @@ def _reads_only_own_elements(loop, old: ir.Value, stores: list) -> bool:
         if not is_nested_in(user, loop):
             continue
         access = memory_access(user)
-        if access is None or access[2] or access[0] != old or access[1] != indices or \
+        if access is None or access[2] or access[0] != old or \
+                not _same_indices(access[1], indices) or \
                 access_width(user) != width or op_of(user).block != first_store.block or \
                 not op_of(user).is_before_in_block(first_store):
             return False
     return True
+
+
+def _same_indices(left: list, right: list) -> bool:
+    """The same values, or constants of the same value."""
+    return len(left) == len(right) and all(
+        a == b or (constant_index(a) is not None and constant_index(a) == constant_index(b))
+        for a, b in zip(left, right))
 
 
 def _touched_between(tile: ir.Value, first, last) -> bool:
