@@ -15,8 +15,10 @@ Kernels compile in-process (`compile_threads = 1`) for both backends.
 
     gelu_layer_norm     gelu(layer_norm(x)) * 2, x 4096x1024
     softmax_scaled      softmax(x * 0.5, -1), x 4096x1024
+    argmax_rows         x.argmax(-1), x 4096x1024
     transformer_block   pre-norm attention + MLP block, forward
     mlp_train_step      an MLP's forward, loss and backward (the gradients)
+    sum_of_squares      (x * x).sum(-1), x 256x20000: a looped reduction
 
 `quick=True` takes small sizes (a smoke run, tests/test_compiled_model_benchmarks.py).
 """
@@ -55,6 +57,10 @@ def softmax_scaled(x):
 
 def argmax_rows(x):
     return x.argmax(-1)
+
+
+def sum_of_squares_rows(x):
+    return (x * x).sum(-1)
 
 
 class TransformerBlock(nn.Module):
@@ -153,8 +159,19 @@ def _mlp_case(quick: bool) -> ModelCase:
                      compiled, 1e-4, 1e-3)
 
 
+def _looped_reduction_case(quick: bool) -> ModelCase:
+    """Rows too long for one block: Inductor writes a looped reduction (`r0_offset`
+    blocks, a `tl.where` accumulator masked by the block's column indices)."""
+    rows, cols = (16, 5000) if quick else (256, 20000)
+    torch.manual_seed(0)
+    x = torch.randn(rows, cols)
+    return ModelCase(f"sum(x*x, -1) {rows}x{cols}", lambda: sum_of_squares_rows(x),
+                     lambda compile: functools.partial(compile(sum_of_squares_rows), x), 1e-3, 1e-4)
+
+
 def model_cases(quick: bool = False) -> list[ModelCase]:
-    return _elementwise_cases(quick) + [_transformer_case(quick), _mlp_case(quick)]
+    return _elementwise_cases(quick) + [_transformer_case(quick), _mlp_case(quick),
+                                        _looped_reduction_case(quick)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -271,4 +288,4 @@ def _suite_case(index: int):
 # run.py's cases, in model_cases' order.
 CASES = {name: _suite_case(index) for index, name in enumerate(
     ("compiled_gelu_layer_norm", "compiled_softmax", "compiled_argmax",
-     "compiled_transformer_block", "compiled_mlp_train_step"))}
+     "compiled_transformer_block", "compiled_mlp_train_step", "compiled_sum_of_squares"))}

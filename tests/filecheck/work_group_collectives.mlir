@@ -365,3 +365,54 @@ func.func @half_sum(%view: memref<256xf16>, %out: memref<?xf16>) {
   memref.store %sum, %out[%c0] : memref<?xf16>
   return
 }
+
+// -----
+
+// Inductor's persistent reduction (`tl.sum(x, 1)[:, None]` on an [XBLOCK=1, 1024]
+// tile): the row's total lives in a one-element [1, 1] tile, a view of the memref<1xf32>
+// that the first element was copied into, and the loop reads the other 1023 through a
+// [1, 1, 1023] view at [0, 0, i]. The same collective as a rank-0 accumulator: every
+// work-item folds its elements, one all-reduce, the total in a register that the read
+// after the loop takes; no work-item-0 loop over the row.
+
+// CHECK-LABEL: func.func @persistent_row
+// CHECK:       gpu.barrier
+// CHECK-NEXT:  %[[FIRST:.*]] = memref.load %{{.*}}[%c0] : memref<1xf32, strided<[1024]>>
+// CHECK:       %[[PARTIAL:.*]] = scf.for %[[I:.*]] = %thread_id_x to %c1023 step %c128 iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK-NEXT:    memref.load %{{.*}}[%c0, %c0, %[[I]]] : memref<1x1x1023xf32, {{.*}}>
+// CHECK:       %[[TOTAL:.*]] = gpu.all_reduce add %[[PARTIAL]] uniform {
+// CHECK:       %[[ROW:.*]] = arith.addf %[[FIRST]], %[[TOTAL]] : f32
+// CHECK-NOT:   opencl.single_work_item
+// CHECK:       arith.divf %[[ROW]], %{{.*}} : f32
+// CHECK-NOT:   gpu.all_reduce
+// CHECK:       return
+
+func.func @persistent_row(%out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1023 = arith.constant 1023 : index
+  %c1024 = arith.constant 1024 : index
+  %one = arith.constant 1.0 : f32
+  %n = arith.constant 1024.0 : f32
+  %t = memref.alloc() : memref<1x1024xf32>
+  scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+    memref.store %one, %t[%c0, %i] : memref<1x1024xf32>
+    scf.reduce
+  }
+  %first = memref.subview %t[0, 0] [1, 1] [1, 1] : memref<1x1024xf32> to memref<1xf32, strided<[1024]>>
+  %row = memref.alloc() : memref<1xf32>
+  memref.copy %first, %row : memref<1xf32, strided<[1024]>> to memref<1xf32>
+  %rest = memref.subview %t[0, 1] [1, 1023] [1, 1] : memref<1x1024xf32> to memref<1x1023xf32, strided<[1024, 1], offset: 1>>
+  %rest3 = memref.expand_shape %rest [[0, 1], [2]] output_shape [1, 1, 1023] : memref<1x1023xf32, strided<[1024, 1], offset: 1>> into memref<1x1x1023xf32, strided<[1024, 1024, 1], offset: 1>>
+  %acc = memref.expand_shape %row [[0, 1]] output_shape [1, 1] : memref<1xf32> into memref<1x1xf32>
+  scf.for %i = %c0 to %c1023 step %c1 {
+    %x = memref.load %rest3[%c0, %c0, %i] : memref<1x1x1023xf32, strided<[1024, 1024, 1], offset: 1>>
+    %a = memref.load %acc[%c0, %c0] : memref<1x1xf32>
+    %s = arith.addf %a, %x : f32
+    memref.store %s, %acc[%c0, %c0] : memref<1x1xf32>
+  }
+  %sum = memref.load %acc[%c0, %c0] : memref<1x1xf32>
+  %mean = arith.divf %sum, %n : f32
+  memref.store %mean, %out[%c0] : memref<?xf32>
+  return
+}

@@ -91,3 +91,47 @@ func.func @odd_columns(%tile: memref<8x7xf32>, %acc: memref<8xf32>) {
   memref.copy %max, %acc : memref<8xf32> to memref<8xf32>
   return
 }
+// -----
+// Inductor's persistent reduction over an [XBLOCK=8, 1024] tile (`tl.sum(x, 1)[:, None]`):
+// the row totals are an [8, 1] tile read at [row, 0], the rows' other 1023 columns an
+// [8, 1, 1023] view read at [row, 0, column]. Split as a rank-1 accumulator is: 16
+// strips of each row (128 / 8) into [8, 16] partials, then each row's owner folds 16.
+// CHECK-LABEL: func.func @persistent_rows
+// CHECK:       %[[PARTIALS:.*]] = memref.alloc() : memref<8x16xf32>
+// CHECK:       scf.parallel (%[[ROW:.*]], %[[STRIP:.*]]) = (%c0{{.*}}, %c0{{.*}}) to (%c8{{.*}}, %c16{{.*}})
+// CHECK:         memref.load %{{.*}}[%[[ROW]], %[[ZERO:.*]], %[[STRIP]]] : memref<8x1x1023xf32, {{.*}}>
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %c1023{{.*}} step %{{.*}} iter_args
+// CHECK:           memref.load %{{.*}}[%[[ROW]], %[[ZERO]], %[[C]]] : memref<8x1x1023xf32, {{.*}}>
+// CHECK:         memref.store %{{.*}}, %[[PARTIALS]][%[[ROW]], %[[STRIP]]]
+// CHECK:       scf.parallel (%[[R:.*]]) = (%c0) to (%c8) step (%c1)
+// CHECK-NEXT:    scf.for %[[S:.*]] = %c0{{.*}} to %c16{{.*}} step
+// CHECK-NEXT:      %[[P:.*]] = memref.load %[[PARTIALS]][%[[R]], %[[S]]]
+// CHECK-NEXT:      %[[A:.*]] = memref.load %[[SUM:.*]][%[[R]], %c0] : memref<8x1xf32>
+// CHECK-NEXT:      %[[T:.*]] = arith.addf %[[A]], %[[P]] : f32
+// CHECK-NEXT:      memref.store %[[T]], %[[SUM]][%[[R]], %c0] : memref<8x1xf32>
+func.func @persistent_rows(%x: memref<?xf32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c1023 = arith.constant 1023 : index
+  %view = memref.reinterpret_cast %x to offset: [0], sizes: [8, 1024], strides: [1024, 1] : memref<?xf32> to memref<8x1024xf32, strided<[1024, 1]>>
+  %tile = memref.alloc() : memref<8x1024xf32>
+  memref.copy %view, %tile : memref<8x1024xf32, strided<[1024, 1]>> to memref<8x1024xf32>
+  %first = memref.subview %tile[0, 0] [8, 1] [1, 1] : memref<8x1024xf32> to memref<8xf32, strided<[1024]>>
+  %row = memref.alloc() : memref<8xf32>
+  memref.copy %first, %row : memref<8xf32, strided<[1024]>> to memref<8xf32>
+  %rest = memref.subview %tile[0, 1] [8, 1023] [1, 1] : memref<8x1024xf32> to memref<8x1023xf32, strided<[1024, 1], offset: 1>>
+  %rest3 = memref.expand_shape %rest [[0, 1], [2]] output_shape [8, 1, 1023] : memref<8x1023xf32, strided<[1024, 1], offset: 1>> into memref<8x1x1023xf32, strided<[1024, 1024, 1], offset: 1>>
+  %sum = memref.expand_shape %row [[0, 1]] output_shape [8, 1] : memref<8xf32> into memref<8x1xf32>
+  scf.parallel (%r) = (%c0) to (%c8) step (%c1) {
+    scf.for %c = %c0 to %c1023 step %c1 {
+      %v = memref.load %rest3[%r, %c0, %c] : memref<8x1x1023xf32, strided<[1024, 1024, 1], offset: 1>>
+      %a = memref.load %sum[%r, %c0] : memref<8x1xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %sum[%r, %c0] : memref<8x1xf32>
+    }
+    scf.reduce
+  }
+  memref.copy %row, %out : memref<8xf32> to memref<8xf32>
+  return
+}

@@ -271,6 +271,12 @@ class Generator:
         while len(self.stmts) < n:
             self.step()
         self.add_stores()
+        # After the stores, from its own stream: programs without it stay as they were.
+        flags = random.Random(f"flags{self.seed}")
+        if "flags" in self.allowed and flags.random() < 0.3:
+            self.r = flags
+            for value in self.add_flags():
+                self.store_stmt(value)
         return Program(self.seed, self.sizes, self.inputs, self.outputs, self.stmts, self.scalars)
 
     def step(self):
@@ -500,6 +506,21 @@ class Generator:
         return self.emit(expr, [cond, x, y], k2, x.dtype, exact=x.exact and y.exact, features=["where"])
 
     # ---------------------------------------------------------------- reductions
+    def add_flags(self):
+        """A tensor's flags joined with a program's own condition (a scalar bool, `pid_m
+        < 1`) by `&`, `|` or `^`, then picking between a value and 0 on them: vector
+        lanes of 0 / -1 that the scalar joins. -> (the flags, the picked values)."""
+        r = self.r
+        a = self.operand(lambda v: v.exact and v.kind != "s" and not is_fp8(v.dtype))
+        test = r.choice(["<", ">=", "!="])
+        own = f"(pid_{r.choice('mn')} {r.choice(['<', '>='])} {r.randint(0, 2)})"
+        flags = self.emit(f"({{0}} {test} 0) {r.choice(['&', '|', '^'])} {own}", [a], a.kind,
+                          "bool", exact=True, features=["flags"])
+        x = self.operand(lambda v: not is_fp8(v.dtype))
+        kind = combine(flags.kind, x.kind)
+        expr = f"tl.where({bcast('{0}', flags.kind, kind)}, {bcast('{1}', x.kind, kind)}, 0)"
+        return flags, self.emit(expr, [flags, x], kind, x.dtype, exact=x.exact, features=["where"])
+
     def add_reduce(self):
         r = self.r
         a = self.operand(lambda v: v.kind != "s")
@@ -710,7 +731,7 @@ def bcast(expr, kind, to):
 
 
 ALL_FEATURES = ["reduce", "scan", "dot", "loop", "reshape", "return", "atomic", "libdevice", "fp8", "strides",
-                "scalar_mask", "tensor_mask", "masked_k", "store", "unit_block"]
+                "scalar_mask", "tensor_mask", "masked_k", "store", "unit_block", "flags"]
 
 
 def generate(seed, features=None):

@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref, scf
+from mlir.dialects import arith, gpu, scf
 
 from ..ir_helpers import named
 
@@ -118,8 +118,8 @@ def fold_into_accumulator(match, lid: ir.Value, total: ir.Value):
     is_first = arith.cmpi(arith.CmpIPredicate.eq, lid, arith.constant(ir.IndexType.get(), 0))
     final = scf.IfOp(is_first)
     with ir.InsertionPoint(final.then_block):
-        old = memref.load(match.accumulator, [])
-        memref.store(match.clone_combiner(old, total), match.accumulator, [])
+        old = match.load_accumulator()
+        match.store_accumulator(match.clone_combiner(old, total))
         scf.YieldOp([])
     return final
 

@@ -142,13 +142,15 @@ def _split(match: ColumnReduction, strips: int) -> None:
     load_from_partials(match.view_load, partials)
 
 
-def load_from_partials(old, partials) -> None:
-    """The folding loop's load of the view becomes the same load of the partials."""
+def load_from_partials(old, partials, indices: list | None = None) -> None:
+    """The folding loop's load of the view becomes the same load of the partials (at
+    `indices`, else at the view's)."""
+    indices = list(old.operands)[1:] if indices is None else indices
     with old.location, ir.InsertionPoint(old):
         if old.name == "vector.load":
-            new = vector.load(old.results[0].type, partials, list(old.operands)[1:])
+            new = vector.load(old.results[0].type, partials, indices)
         else:
-            new = memref.load(partials, list(old.operands)[1:])
+            new = memref.load(partials, indices)
     old.results[0].replace_all_uses_with(new)
     old.operation.erase()
 

@@ -152,8 +152,8 @@ def reduce_as_tree(sharing, match: "SerialReduction") -> None:
         is_first = arith.cmpi(arith.CmpIPredicate.eq, sharing.lid, c(0))
         final = scf.IfOp(is_first)
         with ir.InsertionPoint(final.then_block):
-            total = _fold_partials(match, partials, left, memref.load(match.accumulator, []))
-            memref.store(total, match.accumulator, [])
+            total = _fold_partials(match, partials, left, match.load_accumulator())
+            match.store_accumulator(total)
             scf.YieldOp([])
     loop.operation.erase()
     _finish(sharing, match, final, init)
@@ -178,7 +178,7 @@ def _forwarded_init(match: "SerialReduction"):
     loop = op_of(match.loop)
     block = loop.block
     store, loads = None, []
-    for user in users_through_views(match.accumulator):
+    for user in users_through_views(_whole_accumulator(match.accumulator)):
         user = op_of(user)
         if is_nested_in(user, loop):
             continue
@@ -199,19 +199,32 @@ def _forwarded_init(match: "SerialReduction"):
     return store, loads
 
 
+def _whole_accumulator(accumulator: ir.Value) -> ir.Value:
+    """The buffer whose every access is an access of the accumulator: the accumulator,
+    or its root where that is one element (its views are then the same element)."""
+    root = _root(accumulator)
+    return root if _one_element(root.type) else accumulator
+
+
 def _sets(op, accumulator) -> bool:
     """Whether `op` is a store into the accumulator, or a copy of one element into it."""
+    target = op.operands[1]
+    if target != accumulator and _whole_accumulator(accumulator) == accumulator:
+        return False
     if op.name == "memref.store":
-        return op.operands[1] == accumulator
-    return op.operands[1] == accumulator and ir.MemRefType(op.operands[0].type).rank == 0
+        return True
+    return _one_element(op.operands[0].type)
 
 
 def _stored_value(op) -> ir.Value:
     """The value a store or a one-element copy (_sets) writes, read at its place."""
     if op.name == "memref.store":
         return op.operands[0]
+    source = op.operands[0]
     with op.location, ir.InsertionPoint(op):
-        return memref.load(op.operands[0], [])
+        zeros = [arith.constant(ir.IndexType.get(), 0)
+                 for _ in range(ir.MemRefType(source.type).rank)]
+        return memref.load(source, zeros)
 
 
 def _tree_step(sharing, match: "SerialReduction", partials, valid, known, span: int, fanout: int):
@@ -253,7 +266,8 @@ COMBINERS = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "ar
 @dataclass
 class SerialReduction:
     """`scf.for %iv { <element_ops giving element>; a = load acc[]; store combiner(a,
-    element), acc[] }` reading `view` at [%iv]."""
+    element), acc[] }` reading `view` at [..., %iv]; acc holds one element
+    (_holds_one_element)."""
     loop: object
     iv: ir.Value
     accumulator: ir.Value
@@ -277,6 +291,17 @@ class SerialReduction:
         clone.operands[0], clone.operands[1] = left, right
         return clone.results[0]
 
+    def load_accumulator(self) -> ir.Value:
+        """acc's value, loaded at the insertion point (its one element: index 0)."""
+        return memref.load(self.accumulator, self._accumulator_indices())
+
+    def store_accumulator(self, value: ir.Value) -> None:
+        memref.store(value, self.accumulator, self._accumulator_indices())
+
+    def _accumulator_indices(self) -> list:
+        rank = ir.MemRefType(self.accumulator.type).rank
+        return [arith.constant(ir.IndexType.get(), 0) for _ in range(rank)]
+
 
 def _serial_reductions(block: ir.Block, distributed: dict) -> list:
     """Reduction loops run by the whole work-group (not inside a distributed loop)."""
@@ -294,7 +319,7 @@ def _match_reduction(loop) -> SerialReduction | None:
     store, combiner, acc_load = ops[-1], ops[-2], None
     accumulator = store.operands[1]
     if combiner.operation.name not in COMBINERS or store.operands[0] != combiner.results[0] \
-            or ir.MemRefType(accumulator.type).rank != 0 or not is_local(accumulator):
+            or not _holds_one_element(accumulator) or not is_local(accumulator):
         return None
     for operand in combiner.operands:
         defining = owner(operand)
@@ -311,7 +336,7 @@ def _match_reduction(loop) -> SerialReduction | None:
     for op in element_ops:
         name = op.operation.name
         if name == "memref.load":
-            if list(op.operands)[1:] != [iv] or _root(op.operands[0]) == _root(accumulator):
+            if not _indexed_by(op, iv, op_of(loop)) or _root(op.operands[0]) == _root(accumulator):
                 return None
             views.append(op.operands[0])
         elif name in WRITES or name in READS or op.regions or \
@@ -320,6 +345,32 @@ def _match_reduction(loop) -> SerialReduction | None:
     if len(views) != 1:
         return None
     return SerialReduction(loop, iv, accumulator, views[0], element_ops, element[0], combiner)
+
+
+def _holds_one_element(accumulator: ir.Value) -> bool:
+    """A rank-0 accumulator, or one whose whole buffer is one element: Inductor's
+    persistent reductions keep a row's total in a `[XBLOCK=1, 1]` tile (every in-bounds
+    index is 0 there)."""
+    if ir.MemRefType(accumulator.type).rank == 0:
+        return True
+    return _one_element(_root(accumulator).type)
+
+
+def _one_element(memref_type) -> bool:
+    shape = ir.MemRefType(memref_type).shape
+    return all(size == 1 for size in shape)
+
+
+def _indexed_by(load, iv: ir.Value, loop) -> bool:
+    """`load` reads `view[..., iv]`, its other indices fixed for the whole loop."""
+    indices = list(load.operands)[1:]
+    if not indices or indices[-1] != iv:
+        return False
+    for index in indices[:-1]:
+        defining = owner(index)
+        if index == iv or (defining is not None and is_nested_in(defining, loop)):
+            return False
+    return True
 
 
 def _remap(op, mapping: dict) -> None:

@@ -105,13 +105,27 @@ def _match(rows) -> RowReduction | None:
     if acc_load is None or view_load is None:
         return None
     view = view_load.operands[0]
-    if list(acc_load.operands)[1:] != [r] or list(store.operands)[2:] != [r] or \
-            list(view_load.operands)[1:] != [r, c] or store.operands[0] != combiner.results[0] or \
+    view_indices = list(view_load.operands)[1:]
+    if not _row_element(accumulator, list(acc_load.operands)[1:], r) or \
+            not _row_element(accumulator, list(store.operands)[2:], r) or \
+            len(view_indices) < 2 or view_indices[-1] != c or \
+            not _row_element(view, view_indices[:-1], r, trailing=1) or \
+            store.operands[0] != combiner.results[0] or \
             set(combiner.operands) != {acc_load.results[0], view_load.results[0]} or \
-            not is_tile(accumulator) or root_buffer(view) == root_buffer(accumulator) or \
-            ir.MemRefType(accumulator.type).rank != 1:
+            not is_tile(accumulator) or root_buffer(view) == root_buffer(accumulator):
         return None
     return RowReduction(rows, columns, view_load, combiner, ub, first, last - first)
+
+
+def _row_element(memref_value: ir.Value, indices: list, row: ir.Value, trailing: int = 0) -> bool:
+    """Whether `indices` are [row, 0, ..., 0] on dimensions of size 1 (but the last
+    `trailing` ones): Inductor's `[XBLOCK, 1]` row statistics, and a `[XBLOCK, 1, R]`
+    view of its rows, hold one element per row in those."""
+    shape = ir.MemRefType(memref_value.type).shape
+    if not indices or indices[0] != row:
+        return False
+    return all(size == 1 and constant_index(index) == 0
+               for size, index in zip(shape[1:len(shape) - trailing], indices[1:]))
 
 
 def _row_and_columns(rows, index: ir.Value, step: int):
@@ -159,14 +173,18 @@ def _split(match: RowReduction, strips: int) -> None:
     # The columns loop now folds the row's partials into the accumulator.
     with rows.location, ir.InsertionPoint(rows):
         columns.operands[0], columns.operands[1] = c(0), c(strips)
-    load_from_partials(match.view_load, partials)
+    # view[row, 0..., column] -> partials[row, strip]: the columns loop runs over strips.
+    indices = list(match.view_load.operands)[1:]
+    load_from_partials(match.view_load, partials, [indices[0], indices[-1]])
 
 
 def _strip_fold(match, view, row, first, end, stride, partials, strip) -> None:
     """partials[row, strip] = view[row, first] <op> view[row, first + stride] ... (< end)."""
-    start = memref.load(view, [row, first])
+    zeros = [arith.constant(ir.IndexType.get(), 0)] * (ir.MemRefType(view.type).rank - 2)
+    start = memref.load(view, [row, *zeros, first])
     folded = scf.ForOp(arith.addi(first, stride), end, stride, [start])
     with ir.InsertionPoint(folded.body):
-        value = memref.load(view, [row, folded.induction_variable])
+        value = memref.load(view, [row, *zeros, folded.induction_variable])
         scf.YieldOp([scalar_combiner(match.combiner, folded.inner_iter_args[0], value)])
     memref.store(folded.results[0], partials, [row, strip])
+

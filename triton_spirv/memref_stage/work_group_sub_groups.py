@@ -76,8 +76,8 @@ def reduce_by_sub_groups(match, lid: ir.Value, work_items: int,
             with ir.InsertionPoint(over.body):
                 theirs = memref.load(sub_totals, [over.induction_variable])
                 scf.YieldOp([match.clone_combiner(over.inner_iter_args[0], theirs)])
-            old = memref.load(match.accumulator, [])
-            memref.store(match.clone_combiner(old, over.results[0]), match.accumulator, [])
+            old = match.load_accumulator()
+            match.store_accumulator(match.clone_combiner(old, over.results[0]))
             scf.YieldOp([])
     loop.operation.erase()
     return SubGroupReduction(fold, publish, final)
