@@ -33,6 +33,18 @@ def _has_quirk(platform, name: str) -> bool:
     return QUIRKS[name].applies(*device_runtime(platform, platform.get_devices()[0]))
 
 
+def _skip_where_not_reproduced(platform, name: str) -> None:
+    """Intel's CPU runtime compiles for the host's instruction set, and its optimizer's
+    faults show on some hosts only: the same release computes these reduced kernels
+    right on an AMD EPYC host without AVX-512 (it crashed on or miscompiled them on the
+    hosts where they were found). Where a quirk's reduced form comes out right, the test
+    cannot tell a fixed release from such a host: it says so instead of passing. The
+    quirk stays on there (its workaround is correct on every host)."""
+    device = platform.get_devices()[0]
+    pytest.skip(f"quirk {name}: {platform.name} on {device.name.strip()} computes the "
+                f"reduced kernel right; its fault depends on the host CPU")
+
+
 def _run_one_group(platform, source: str, values: np.ndarray) -> np.ndarray:
     """Runs kernel `k(values, out)` as one work-group of WORK_ITEMS; returns `out`."""
     device = platform.get_devices()[0]
@@ -321,6 +333,8 @@ def test_not_then_max_reduced(platform):
     assert "OUT [-1, 0]" in unoptimized.stdout, unoptimized.stdout + unoptimized.stderr[-2000:]
     optimized = _reduced_not_then_max(platform)
     if _has_quirk(platform, "not_then_integer_max"):
+        if "OUT [-1, 0]" in optimized.stdout:
+            _skip_where_not_reproduced(platform, "not_then_integer_max")
         assert "OUT [-1, 0]" not in optimized.stdout, optimized.stdout
     else:
         assert "OUT [-1, 0]" in optimized.stdout, optimized.stdout + optimized.stderr[-2000:]
@@ -515,6 +529,8 @@ def test_byte_accumulators_reduced(platform):
         assert expected in child.stdout, child.stdout + child.stderr[-2000:]
     plain = _reduced_byte_accumulator(platform, "uchar")
     if _has_quirk(platform, "byte_accumulators_in_loops"):
+        if plain.returncode == 0 and expected in plain.stdout:
+            _skip_where_not_reproduced(platform, "byte_accumulators_in_loops")
         assert plain.returncode != 0 and expected not in plain.stdout, plain.stdout
     else:
         assert expected in plain.stdout, plain.stdout + plain.stderr[-2000:]
