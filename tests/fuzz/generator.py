@@ -505,7 +505,6 @@ class Generator:
         expr = f"tl.where({bcast('{0}', kind, k2)}, {bcast('{1}', x.kind, k2)}, {ey})"
         return self.emit(expr, [cond, x, y], k2, x.dtype, exact=x.exact and y.exact, features=["where"])
 
-    # ---------------------------------------------------------------- reductions
     def add_flags(self):
         """A tensor's flags joined with a program's own condition (a scalar bool, `pid_m
         < 1`) by `&`, `|` or `^`, then picking between a value and 0 on them: vector
@@ -521,6 +520,7 @@ class Generator:
         expr = f"tl.where({bcast('{0}', flags.kind, kind)}, {bcast('{1}', x.kind, kind)}, 0)"
         return flags, self.emit(expr, [flags, x], kind, x.dtype, exact=x.exact, features=["where"])
 
+    # ---------------------------------------------------------------- reductions
     def add_reduce(self):
         r = self.r
         a = self.operand(lambda v: v.kind != "s")
