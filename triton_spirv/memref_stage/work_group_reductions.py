@@ -222,9 +222,13 @@ def _stored_value(op) -> ir.Value:
         return op.operands[0]
     source = op.operands[0]
     with op.location, ir.InsertionPoint(op):
-        zeros = [arith.constant(ir.IndexType.get(), 0)
-                 for _ in range(ir.MemRefType(source.type).rank)]
-        return memref.load(source, zeros)
+        return memref.load(source, _zero_indices(source))
+
+
+def _zero_indices(buffer: ir.Value) -> list:
+    """Index 0 on every dimension of `buffer`, at the insertion point: the element of a
+    one-element buffer (_one_element)."""
+    return [arith.constant(ir.IndexType.get(), 0) for _ in range(ir.MemRefType(buffer.type).rank)]
 
 
 def _tree_step(sharing, match: "SerialReduction", partials, valid, known, span: int, fanout: int):
@@ -293,14 +297,10 @@ class SerialReduction:
 
     def load_accumulator(self) -> ir.Value:
         """acc's value, loaded at the insertion point (its one element: index 0)."""
-        return memref.load(self.accumulator, self._accumulator_indices())
+        return memref.load(self.accumulator, _zero_indices(self.accumulator))
 
     def store_accumulator(self, value: ir.Value) -> None:
-        memref.store(value, self.accumulator, self._accumulator_indices())
-
-    def _accumulator_indices(self) -> list:
-        rank = ir.MemRefType(self.accumulator.type).rank
-        return [arith.constant(ir.IndexType.get(), 0) for _ in range(rank)]
+        memref.store(value, self.accumulator, _zero_indices(self.accumulator))
 
 
 def _serial_reductions(block: ir.Block, distributed: dict) -> list:
