@@ -231,6 +231,16 @@ _POCL_QUIRKS = (
           "such a loop gets a barrier after it "
           "(memref_stage/work_group_sharing.py, _leave_barrier_loops_by_a_barrier)",
           "tests/test_pocl_barrier_loop_exit.py"),
+    Quirk("uniform_branches_in_work_item_branch", "pocl", None,
+          "after a loop whose trip count is the same for every work-item (PoCL gives it "
+          "implicit barriers), a branch on the work-item holding branches on uniform "
+          "conditions runs those on every work-item: two masked scalar atomics after a "
+          "reduction (GPU shape) count 64 times over, or hang in a float atomic's "
+          "compare-exchange loop; -cl-opt-disable, Intel's runtime and Oclgrind run it "
+          "right",
+          "a single-work-item section's conditional writes are sections of their own, "
+          "guarded by `lid == 0 & condition` (memref_stage/single_work_item.py)",
+          "tests/test_pocl_work_item_branch.py"),
     Quirk("build_may_abort", "pocl", None,
           "the OpenCL compiler aborts the whole process on some kernels (LLVM assertions "
           "in the work-group compiler) and on truncated program binaries",

@@ -3,6 +3,10 @@ sections. An op that writes memory outside the distributed loops would be run by
 work-item; consecutive ones run on work-item 0 (`scf.if lid == 0`, marked
 `opencl.single_work_item`), their results that every work-item uses going through
 `__local` memory; copies between two work-group tiles are spread over the work-items.
+
+Under the quirk uniform_branches_in_work_item_branch (triton_spirv/target.py) a section does
+not nest branches: a conditional write (a masked scalar atomic or store: an `scf.if`
+without results or else) is a section of its own, guarded by `lid == 0 & condition`.
 """
 from __future__ import annotations
 
@@ -23,13 +27,15 @@ from .work_group_sharing import (WRITES, entry_block, functions, is_local, is_pr
 def guard_single_sections(module: ir.Module, config, analyses: dict) -> None:
     """Single-work-item sections: writes every work-item would repeat run on work-item
     0 (guard_block)."""
+    branches_apart = config.has_quirk("uniform_branches_in_work_item_branch")
     for func in functions(module):
-        guard_block(sharing_of(func, config, analyses), entry_block(func))
+        guard_block(sharing_of(func, config, analyses), entry_block(func), branches_apart)
 
 
-def guard_block(sharing, block: ir.Block) -> None:
+def guard_block(sharing, block: ir.Block, branches_apart: bool = False) -> None:
     """Puts each run of consecutive writing ops that every work-item would otherwise
-    repeat into one `scf.if lid == 0`; recurses into ops holding shared work."""
+    repeat into one `scf.if lid == 0`; recurses into ops holding shared work. With
+    `branches_apart`, a conditional write is a section of its own (_guard_branch)."""
     run = []
     for op in list(block.operations):
         if _tile_to_tile_copy(op):
@@ -44,7 +50,12 @@ def guard_block(sharing, block: ir.Block) -> None:
                     op_of(op) not in sharing.partitioned:
                 for region in op.regions:
                     for inner in region.blocks:
-                        guard_block(sharing, inner)
+                        guard_block(sharing, inner, branches_apart)
+            continue
+        if branches_apart and _conditional_write(op):
+            _guard(sharing, run)
+            run = []
+            _guard_branch(sharing, op)
             continue
         run.append(op)
     _guard(sharing, run)
@@ -92,6 +103,22 @@ def _guard(sharing, run: list) -> None:
     if loads:   # the loads were put before the section; it goes first
         op_of(guard).move_before(loads[0].owner)
     sharing.record_single_section(guard)
+
+
+def _conditional_write(op) -> bool:
+    """An `scf.if` with neither results nor else: its condition can take in the
+    section's."""
+    return op.operation.name == "scf.if" and not op.results and \
+        not op.regions[1].blocks
+
+
+def _guard_branch(sharing, branch) -> None:
+    """`if (c) {...}` -> `if (lid == 0 & c) {...}`, a single-work-item section."""
+    with branch.location, ir.InsertionPoint(branch):
+        is_first = arith.cmpi(arith.CmpIPredicate.eq, sharing.lid,
+                              arith.constant(ir.IndexType.get(), 0))
+        branch.operands[0] = arith.andi(is_first, branch.operands[0])
+    sharing.record_single_section(branch)
 
 
 def _inside_any(op, run) -> bool:
