@@ -10,7 +10,11 @@
   loop on the bit pattern (`atomic_cmpxchg`, `atom_cmpxchg` for 64 bits).
 - `memref.generic_atomic_rmw`: a compare-exchange loop around the region body: the block
   argument is the current value, `memref.atomic_yield` gives the new one; the result is
-  the value the exchange replaced.
+  the value the exchange replaced. A body that only combines the bits of a 32-bit float
+  with an integer operand (Triton's float max/min: integer max on the bits of
+  non-negative values, unsigned min on those of negative ones) is that integer
+  builtin on the element's bits instead (`as_float(atomic_max((volatile int*)p, v))`):
+  no loop.
 - 8- and 16-bit elements (i8, i16, f16, bf16, fp8) have no OpenCL 1.2 atomics: every
   kind is a compare-exchange loop on the aligned 32-bit word that contains the element,
   replacing only its lanes (`word_lane_shift` finds them by the address and the device's
@@ -21,6 +25,8 @@
 """
 
 from __future__ import annotations
+
+from mlir import ir
 
 from . import ctypes_table as ct
 from . import fp8
@@ -125,6 +131,14 @@ def generic_atomic_rmw(emitter, op) -> None:
     view, kind, space, pointer = _element(emitter, op, op.operands[0],
                                           list(op.operands)[1:])
     body = op.regions[0].blocks[0]
+    on_bits = _integer_combine_of_bits(op, kind)
+    if on_bits is not None:
+        name, unsigned, operand = on_bits
+        ctype = "uint" if unsigned else "int"
+        call = (f"atomic_{name}((volatile {space} {ctype}*)({pointer}), "
+                f"({ctype}){emitter.operand(operand, typed=True)})")
+        emitter.define(op, op.results[0], f"as_float({call})", "float", role="old")
+        return
 
     def new_value(current: str) -> str:
         emitter.exprs[body.arguments[0]] = current
@@ -134,6 +148,44 @@ def generic_atomic_rmw(emitter, op) -> None:
         return target.name
 
     _cas_loop(emitter, op, kind, space, pointer, new_value)
+
+
+# Integer ops a generic atomic may apply to an element's bits -> (builtin, unsigned)
+_BITS_BUILTIN = {"arith.addi": ("add", False), "arith.andi": ("and", False),
+                 "arith.ori": ("or", False), "arith.xori": ("xor", False),
+                 "arith.maxsi": ("max", False), "arith.minsi": ("min", False),
+                 "arith.maxui": ("max", True), "arith.minui": ("min", True)}
+
+
+def _integer_combine_of_bits(op, kind: str):
+    """(builtin, unsigned, operand) when the body of a generic atomic on 32-bit floats is
+    `bitcast current to i32; combine with an operand from outside; bitcast back; yield`,
+    else None."""
+    if kind != "f32":
+        return None
+    body = op.regions[0].blocks[0]
+    ops = list(body.operations)
+    if len(ops) != 4 or [o.operation.name for o in ops] != \
+            ["arith.bitcast", ops[1].operation.name, "arith.bitcast", "memref.atomic_yield"]:
+        return None
+    to_bits, combine, to_float, yield_ = ops
+    builtin = _BITS_BUILTIN.get(combine.operation.name)
+    if builtin is None or to_bits.operands[0] != body.arguments[0]:
+        return None
+    if to_float.operands[0] != combine.results[0] or yield_.operands[0] != to_float.results[0]:
+        return None
+    lhs, rhs = combine.operands
+    operand = rhs if lhs == to_bits.results[0] else lhs if rhs == to_bits.results[0] else None
+    if operand is None or _defined_in(operand, body):
+        return None
+    return (*builtin, operand)
+
+
+def _defined_in(value, block) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return owner == block
+    return owner.operation.block == block
 
 
 class _Word:
