@@ -114,8 +114,7 @@ def atomic_rmw(emitter, op) -> None:
         ctype = (ct.UNSIGNED_CTYPE[kind] if unsigned else T) if ct.is_int(kind) else T
         call = (f"{_prefix(emitter, op, kind) if ct.is_int(kind) else 'atomic_'}{name}("
                 f"(volatile {space} {ctype}*)({pointer}), ({ctype}){value})")
-        emitter.define(op, op.results[0], call if ctype == T else f"({T}){call}", T,
-                       role="old")
+        _builtin_call(emitter, op, call, call if ctype == T else f"({T}){call}", T)
         return
     fmt = _COMBINE.get(kind_name)
     if fmt is None:
@@ -125,6 +124,15 @@ def atomic_rmw(emitter, op) -> None:
     _cas_loop(emitter, op, kind, space, pointer,
               lambda current: fmt.format(c=current, v=value, T=T,
                                          U=ct.UNSIGNED_CTYPE.get(kind, T)))
+
+
+def _builtin_call(emitter, op, call: str, old_value: str, ctype: str) -> None:
+    """An atomic builtin's `call`, defining the old value (`old_value`, of `ctype`)
+    where something reads it, else a statement."""
+    if any(True for _ in op.results[0].uses):
+        emitter.define(op, op.results[0], old_value, ctype, role="old")
+    else:
+        emitter.stmt(op, f"{call};")
 
 
 def generic_atomic_rmw(emitter, op) -> None:
@@ -137,7 +145,7 @@ def generic_atomic_rmw(emitter, op) -> None:
         ctype = "uint" if unsigned else "int"
         call = (f"atomic_{name}((volatile {space} {ctype}*)({pointer}), "
                 f"({ctype}){emitter.operand(operand, typed=True)})")
-        emitter.define(op, op.results[0], f"as_float({call})", "float", role="old")
+        _builtin_call(emitter, op, call, f"as_float({call})", "float")
         return
 
     def new_value(current: str) -> str:

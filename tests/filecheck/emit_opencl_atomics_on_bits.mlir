@@ -3,11 +3,13 @@
 // an integer operand (Triton's float max/min: an integer max on the bits of
 // non-negative values, an unsigned min on those of negative ones) is that integer
 // builtin on the element's bits, no compare-exchange loop (emitter_opencl/atomics.py);
-// a body doing float arithmetic keeps the loop.
+// a body doing float arithmetic keeps the loop. An old value nobody reads is not
+// defined: the call is a statement.
 
 // CHECK-LABEL: __kernel void k(
 // CHECK:       float old = as_float(atomic_max((volatile __global int*)(arg0 + 3), (int)arg1));
 // CHECK-NEXT:  float old_1 = as_float(atomic_min((volatile __global uint*)(arg0 + 3), (uint)arg1));
+// CHECK-NEXT:  atomic_max((volatile __global int*)(arg0 + 3), (int)arg1);
 // CHECK-NOT:   atomic_max
 // CHECK:       atomic_cmpxchg
 // CHECK:       while (1)
@@ -25,6 +27,13 @@ func.func @k(%x: memref<?xf32>, %bits: i32, %y: f32) {
     %current_bits = arith.bitcast %current : f32 to i32
     %smaller = arith.minui %bits, %current_bits : i32
     %new = arith.bitcast %smaller : i32 to f32
+    memref.atomic_yield %new : f32
+  }
+  %unread = memref.generic_atomic_rmw %x[%c3] : memref<?xf32> {
+  ^bb0(%current: f32):
+    %current_bits = arith.bitcast %current : f32 to i32
+    %larger = arith.maxsi %current_bits, %bits : i32
+    %new = arith.bitcast %larger : i32 to f32
     memref.atomic_yield %new : f32
   }
   %sum = memref.generic_atomic_rmw %x[%c3] : memref<?xf32> {
