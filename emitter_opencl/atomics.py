@@ -10,11 +10,11 @@
   loop on the bit pattern (`atomic_cmpxchg`, `atom_cmpxchg` for 64 bits).
 - `memref.generic_atomic_rmw`: a compare-exchange loop around the region body: the block
   argument is the current value, `memref.atomic_yield` gives the new one; the result is
-  the value the exchange replaced. A body that only combines the bits of a 32-bit float
+  the value the exchange replaced. A body that only combines the bits of an f32 or f64
   with an integer operand (Triton's float max/min: integer max on the bits of
   non-negative values, unsigned min on those of negative ones) is that integer
-  builtin on the element's bits instead (`as_float(atomic_max((volatile int*)p, v))`):
-  no loop.
+  builtin on the element's bits instead (`as_float(atomic_max((volatile int*)p, v))`,
+  `atom_max` on `long` bits for f64): no loop.
 - 8- and 16-bit elements (i8, i16, f16, bf16, fp8) have no OpenCL 1.2 atomics: every
   kind is a compare-exchange loop on the aligned 32-bit word that contains the element,
   replacing only its lanes (`word_lane_shift` finds them by the address and the device's
@@ -142,10 +142,12 @@ def generic_atomic_rmw(emitter, op) -> None:
     on_bits = _integer_combine_of_bits(op, kind)
     if on_bits is not None:
         name, unsigned, operand = on_bits
-        ctype = "uint" if unsigned else "int"
-        call = (f"atomic_{name}((volatile {space} {ctype}*)({pointer}), "
-                f"({ctype}){emitter.operand(operand, typed=True)})")
-        _builtin_call(emitter, op, call, f"as_float({call})", "float")
+        bits_kind = "i32" if kind == "f32" else "i64"
+        ctype = (ct.UNSIGNED_CTYPE if unsigned else ct.SIGNED_CTYPE)[bits_kind]
+        call = (f"{_prefix(emitter, op, bits_kind)}{name}((volatile {space} {ctype}*)"
+                f"({pointer}), ({ctype}){emitter.operand(operand, typed=True)})")
+        T = ct.VALUE_CTYPE[kind]
+        _builtin_call(emitter, op, call, f"as_{T}({call})", T)
         return
 
     def new_value(current: str) -> str:
@@ -166,10 +168,10 @@ _BITS_BUILTIN = {"arith.addi": ("add", False), "arith.andi": ("and", False),
 
 
 def _integer_combine_of_bits(op, kind: str):
-    """(builtin, unsigned, operand) when the body of a generic atomic on 32-bit floats is
-    `bitcast current to i32; combine with an operand from outside; bitcast back; yield`,
-    else None."""
-    if kind != "f32":
+    """(builtin, unsigned, operand) when the body of a generic atomic on f32 or f64 is
+    `bitcast current to an integer; combine with an operand from outside; bitcast back;
+    yield`, else None."""
+    if kind not in ("f32", "f64"):
         return None
     body = op.regions[0].blocks[0]
     ops = list(body.operations)
